@@ -1,0 +1,1 @@
+"""cheapqa service: the HTTP API, the ingestion queue and worker, batching, settings, CLI."""

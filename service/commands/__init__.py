@@ -1,0 +1,1 @@
+"""Subcommands of the `cheapqa` CLI, one module each (see service/cli.py)."""

@@ -1,0 +1,62 @@
+"""One settings class for the whole service, read from CHEAPQA_* environment variables.
+
+Built once at the entry point (CLI) and passed down; no other module reads the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Mode = Literal["none", "linear", "gated", "softmax"]
+ALL_MODES: tuple[Mode, ...] = ("none", "linear", "gated", "softmax")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CHEAPQA_", extra="ignore")
+
+    # --- store ---
+    store_url: str = Field(
+        default="",
+        description="redis://host:port/db for Redis; empty means the embedded store in data_dir.",
+    )
+    data_dir: Path = Field(default=Path(".cheapqa"), description="Embedded store and queue files.")
+    key_prefix: str = Field(default="cheapqa", description="Prefix of every Redis key.")
+    state_dtype: Literal["float32", "float16"] = "float16"
+    redis_timeout_s: float = Field(default=2.0, gt=0, description="Socket timeout for Redis calls.")
+
+    # --- models ---
+    modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))
+    default_mode: Mode = "linear"
+    checkpoint_dir: Path | None = Field(
+        default=None, description="Folder with <mode>.pt checkpoints; None means the shipped ones."
+    )
+    device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
+
+    # --- HTTP ---
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_keys: list[str] = Field(
+        default_factory=list, description="When non-empty, /v1 routes need a Bearer key."
+    )
+
+    # --- limits ---
+    max_document_bytes: int = Field(default=1_000_000, gt=0)
+    max_batch_documents: int = Field(default=64, gt=0)
+    max_queries: int = Field(default=64, gt=0)
+    max_top_k: int = Field(default=20, gt=0)
+
+    # --- query batching ---
+    query_max_batch: int = Field(default=64, gt=0)
+    query_max_wait_ms: float = Field(default=2.0, ge=0)
+    query_queue_size: int = Field(default=2048, gt=0)
+
+    # --- ingestion ---
+    ingest_max_batch: int = Field(default=16, gt=0)
+    ingest_block_ms: int = Field(default=1000, gt=0)
+    ingest_max_deliveries: int = Field(default=3, gt=0)
+    ingest_claim_idle_ms: int = Field(default=30_000, gt=0)
+    consumer_name: str | None = None

@@ -1,0 +1,1 @@
+"""cheapqa store: document states at rest (codec, Redis backend, embedded backend)."""

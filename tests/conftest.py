@@ -1,0 +1,55 @@
+"""Shared fixtures. `redis_url` gives a flushed, dedicated Redis database per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from tests.redis_server import find_or_start
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.fixture(scope="session")
+def redis_server_url() -> Iterator[str]:
+    url, proc, reason = find_or_start()
+    if url is None:
+        if IN_CI:
+            pytest.fail(f"CI=true but no Redis could be had: {reason}")
+        pytest.skip(f"no Redis: {reason}")
+    try:
+        yield url
+    finally:
+        if proc is not None:
+            proc.cleanup()
+
+
+@pytest.fixture
+def redis_url(redis_server_url: str) -> Iterator[str]:
+    """A Redis URL whose database is empty at the start and end of the test."""
+    client = redis.Redis.from_url(redis_server_url)
+    client.flushdb()
+    try:
+        yield redis_server_url
+    finally:
+        client.flushdb()
+        client.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "redis_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.redis)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    # Under CI=true a skipped Redis test means Redis was not really tested: make it a failure.
+    outcome = yield
+    report = outcome.get_result()
+    if IN_CI and report.skipped and item.get_closest_marker("redis") is not None:
+        report.outcome = "failed"
+        report.longrepr = f"Redis test skipped under CI=true: {report.longrepr}"
