@@ -40,7 +40,9 @@ def answers(url: str) -> bool:
 class RedisProcess:
     """A redis-server child process on its own port and directory; stop() ends it."""
 
-    def __init__(self, port: int | None = None, appendonly: bool = False, directory: Path | None = None):
+    def __init__(
+        self, port: int | None = None, appendonly: bool = False, directory: Path | None = None
+    ):
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed")
