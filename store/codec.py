@@ -1,0 +1,201 @@
+"""A document state as bytes: a small versioned header, then little-endian floats.
+
+Layout (format version 1):
+
+    header  19 bytes  struct "<4sBBBbHBII":
+            magic b"CQST", format version, mode code, dtype code, scale exponent e,
+            k, length of the model id, n, CRC-32 of all the other bytes (header included)
+    model id          UTF-8, at most 255 bytes
+    last_hidden       k values
+    memory            linear/gated: the upper triangle of C, row by row, k(k+1)/2 values
+                      softmax: H row-major, n·k values;  none: nothing
+
+Values are float32 or float16. C is an un-normalised sum, so its entries grow with n and
+would overflow float16 (max 65504) on long documents: memory is stored divided by 2**e, a
+power of two chosen per state, which costs no precision. float32 always uses e = 0.
+Decoding returns float32 tensors and raises StateCodecError rather than wrong numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+import torch
+
+from encoder.state import MODES, DocumentState, Mode
+from store.errors import StateCodecError
+
+Dtype = Literal["float32", "float16"]
+DTYPES: tuple[Dtype, ...] = ("float32", "float16")
+
+FORMAT_VERSION = 1
+MAGIC = b"CQST"
+_HEADER = struct.Struct("<4sBBBbHBII")
+HEADER_BYTES = _HEADER.size
+_CRC_OFFSET = HEADER_BYTES - 4
+_NUMPY_DTYPE: dict[Dtype, np.dtype] = {"float32": np.dtype("<f4"), "float16": np.dtype("<f2")}
+# Keeps float16 memory below this magnitude after scaling, leaving headroom under 65504.
+_FLOAT16_TARGET_MAX = 2.0**14
+# Relative asymmetry beyond rounding noise means the matrix is not a C at all.
+_SYMMETRY_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class DecodedState:
+    state: DocumentState
+    model_id: str
+    dtype: Dtype
+
+
+@lru_cache(maxsize=8)
+def _upper_indices(k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    rows, cols = torch.triu_indices(k, k)
+    return rows, cols
+
+
+def pack_upper(matrix: torch.Tensor) -> torch.Tensor:
+    """The upper triangle (diagonal included) of a (k, k) matrix, row by row: k(k+1)/2 values."""
+    rows, cols = _upper_indices(int(matrix.shape[0]))
+    return matrix[rows, cols]
+
+
+def unpack_upper(packed: torch.Tensor, k: int) -> torch.Tensor:
+    """The full symmetric (k, k) matrix whose upper triangle is `packed`."""
+    rows, cols = _upper_indices(k)
+    matrix = torch.zeros(k, k, dtype=packed.dtype)
+    matrix[rows, cols] = packed
+    matrix[cols, rows] = packed
+    return matrix
+
+
+def payload_values(mode: str, k: int, n: int) -> int:
+    """How many floats follow the model id, last_hidden included."""
+    if mode in ("linear", "gated"):
+        return k + k * (k + 1) // 2
+    if mode == "softmax":
+        return k + n * k
+    return k
+
+
+def encoded_size(mode: str, k: int, n: int, dtype: Dtype, model_id: str) -> int:
+    """Bytes that encode_state returns for such a state, without building one."""
+    item = _NUMPY_DTYPE[dtype].itemsize
+    return HEADER_BYTES + len(model_id.encode()) + payload_values(mode, k, n) * item
+
+
+def _memory_values(state: DocumentState) -> torch.Tensor:
+    """The memory as the flat float32 vector that is stored, after checking its shape."""
+    k, memory = state.k, state.memory
+    if state.mode == "none":
+        if memory is not None:
+            raise StateCodecError("mode 'none' keeps no memory")
+        return torch.zeros(0)
+    if memory is None:
+        raise StateCodecError(f"mode {state.mode!r} needs a memory tensor")
+    memory = memory.detach().to("cpu", torch.float32)
+    if state.mode == "softmax":
+        if tuple(memory.shape) != (state.n, k):
+            raise StateCodecError(f"softmax H must be (n, k) = {(state.n, k)}, got {memory.shape}")
+        return memory.reshape(-1)
+    if tuple(memory.shape) != (k, k):
+        raise StateCodecError(f"{state.mode} C must be (k, k) = {(k, k)}, got {memory.shape}")
+    scale = float(memory.abs().max()) if memory.numel() else 0.0
+    if float((memory - memory.T).abs().max()) > _SYMMETRY_TOLERANCE * max(scale, 1.0):
+        raise StateCodecError(f"{state.mode} C is not symmetric")
+    # Averaging removes the last-bit asymmetry of a matmul, so the triangle is the closest C.
+    return pack_upper((memory + memory.T) / 2)
+
+
+def _scale_exponent(memory: torch.Tensor, dtype: Dtype) -> int:
+    if dtype == "float32" or memory.numel() == 0:
+        return 0
+    largest = float(memory.abs().max())
+    if largest <= _FLOAT16_TARGET_MAX:
+        return 0
+    exponent = math.ceil(math.log2(largest / _FLOAT16_TARGET_MAX))
+    if exponent > 127:
+        raise StateCodecError(f"memory too large to store ({largest:g})")
+    return exponent
+
+
+def encode_state(state: DocumentState, *, model_id: str, dtype: Dtype) -> bytes:
+    """The bytes of one state; raises StateCodecError for a malformed state or model id."""
+    if state.mode not in MODES:
+        raise StateCodecError(f"unknown mode {state.mode!r}")
+    if dtype not in DTYPES:
+        raise StateCodecError(f"unknown dtype {dtype!r}")
+    if state.last_hidden.dim() != 1:
+        raise StateCodecError(f"last_hidden must be (k,), got {tuple(state.last_hidden.shape)}")
+    k, n = state.k, state.n
+    if not 0 < k <= 0xFFFF or not 0 <= n <= 0xFFFFFFFF:
+        raise StateCodecError(f"k = {k} or n = {n} out of range")
+    model_bytes = model_id.encode()
+    if len(model_bytes) > 0xFF:
+        raise StateCodecError("model id longer than 255 bytes")
+    hidden = state.last_hidden.detach().to("cpu", torch.float32)
+    memory = _memory_values(state)
+    if not (bool(torch.isfinite(hidden).all()) and bool(torch.isfinite(memory).all())):
+        raise StateCodecError("state holds NaN or infinite values")
+    exponent = _scale_exponent(memory, dtype)
+    values = torch.cat([hidden, memory * 2.0**-exponent]).numpy()
+    with np.errstate(over="ignore"):
+        stored = values.astype(_NUMPY_DTYPE[dtype])
+    if not np.isfinite(stored).all():  # only last_hidden can overflow: memory is scaled
+        raise StateCodecError(f"last_hidden exceeds the range of {dtype}")
+    payload = model_bytes + stored.tobytes()
+    fields = (MAGIC, FORMAT_VERSION, MODES.index(state.mode), DTYPES.index(dtype), exponent, k)
+    head = _HEADER.pack(*fields, len(model_bytes), n, 0)[:_CRC_OFFSET]
+    return head + struct.pack("<I", _checksum(head, payload)) + payload
+
+
+def _checksum(head: bytes | memoryview, payload: bytes | memoryview) -> int:
+    # The header is covered too: a flipped n or mode code can keep the length plausible.
+    return zlib.crc32(payload, zlib.crc32(head))
+
+
+def decode_state(data: bytes) -> DecodedState:
+    """The state, model id and stored dtype; raises StateCodecError on any inconsistency."""
+    if len(data) < HEADER_BYTES:
+        raise StateCodecError(f"state truncated: {len(data)} bytes, header needs {HEADER_BYTES}")
+    magic, version, mode_code, dtype_code, exponent, k, id_len, n, crc = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise StateCodecError(f"not a cheapqa state (magic {magic!r})")
+    if version != FORMAT_VERSION:
+        raise StateCodecError(f"unsupported state format version {version} (this reads 1)")
+    if mode_code >= len(MODES) or dtype_code >= len(DTYPES):
+        raise StateCodecError(f"unknown mode code {mode_code} or dtype code {dtype_code}")
+    mode: Mode = MODES[mode_code]
+    dtype: Dtype = DTYPES[dtype_code]
+    np_dtype = _NUMPY_DTYPE[dtype]
+    count = payload_values(mode, k, n)
+    expected = HEADER_BYTES + id_len + count * np_dtype.itemsize
+    if len(data) != expected:
+        kind = "truncated" if len(data) < expected else "has trailing bytes"
+        raise StateCodecError(f"state {kind}: {len(data)} bytes, header says {expected}")
+    view = memoryview(data)
+    if _checksum(view[:_CRC_OFFSET], view[HEADER_BYTES:]) != crc:
+        raise StateCodecError("state corrupted: checksum mismatch")
+    try:
+        model_id = bytes(data[HEADER_BYTES : HEADER_BYTES + id_len]).decode()
+    except UnicodeDecodeError as exc:
+        raise StateCodecError("state corrupted: model id is not UTF-8") from exc
+    values = np.frombuffer(data, dtype=np_dtype, count=count, offset=HEADER_BYTES + id_len)
+    flat = torch.from_numpy(values.astype(np.float32))
+    hidden, rest = flat[:k], flat[k:]
+    memory: torch.Tensor | None
+    if mode == "none":
+        memory = None
+    elif mode == "softmax":
+        memory = rest.reshape(n, k)
+    else:
+        memory = unpack_upper(rest, k)
+    if memory is not None and exponent:
+        memory = memory * 2.0**exponent
+    state = DocumentState(mode=mode, n=n, last_hidden=hidden, memory=memory)
+    return DecodedState(state=state, model_id=model_id, dtype=dtype)

@@ -1,0 +1,15 @@
+"""The store's exceptions: one base class, mapped to HTTP in one place by the service."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base of every error the store raises on purpose."""
+
+
+class StoreUnavailable(StoreError):
+    """The backend cannot be reached, timed out, or refused the call (the service answers 503)."""
+
+
+class StateCodecError(StoreError):
+    """A stored state is truncated, corrupted, of an unknown version, or of the wrong shape."""
