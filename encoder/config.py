@@ -1,0 +1,28 @@
+"""The reader's configuration: one frozen dataclass, stored beside the weights in a checkpoint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from encoder.state import MODES, Mode
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    mode: Mode  # "none" | "linear" | "gated" | "softmax"
+    vocab_size: int
+    embed_dim: int = 50  # 50 so GloVe 6B 50-d vectors can initialise the embedding
+    hidden_size: int = 100  # k: the document state is k×k for linear and gated
+    max_entities: int = 50  # E output slots: @entity0 .. @entity{E-1}
+    dropout: float = 0.2
+    pad_id: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if not 0 <= self.pad_id < self.vocab_size:
+            raise ValueError(f"pad_id {self.pad_id} outside vocabulary of {self.vocab_size}")
+        if min(self.embed_dim, self.hidden_size, self.max_entities) < 1:
+            raise ValueError("embed_dim, hidden_size and max_entities must be positive")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
