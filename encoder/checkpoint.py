@@ -1,0 +1,107 @@
+"""Checkpoints: weights + the reader's config + the vocabulary + a format version + metadata.
+
+One `torch.save` of plain data (tensors, strings, numbers, lists, dicts), read back with
+`torch.load(weights_only=True)`: loading never unpickles code. The model is rebuilt from its
+config, as nanoGPT does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from encoder.config import ReaderConfig
+from encoder.model import Reader
+from encoder.vocab import Vocabulary
+
+FORMAT_VERSION = 1
+CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
+
+
+class CheckpointError(Exception):
+    """A checkpoint file is missing, unreadable, or of another format version."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    model: Reader
+    vocab: Vocabulary
+    model_id: str  # "<mode>-<first 12 hex digits of the weights' sha256>"
+    meta: dict[str, Any]
+
+
+def default_checkpoint_path(mode: str) -> Path:
+    """The shipped checkpoint of a mode: encoder/checkpoints/<mode>.pt."""
+    return CHECKPOINT_DIR / f"{mode}.pt"
+
+
+def weights_digest(state_dict: dict[str, torch.Tensor]) -> str:
+    """sha256 over the weights (names, dtypes, shapes and bytes, in name order)."""
+    h = hashlib.sha256()
+    for name in sorted(state_dict):
+        t = state_dict[name].detach().to("cpu").contiguous()
+        h.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def save_checkpoint(
+    path: str | os.PathLike[str], model: Reader, vocab: Vocabulary, meta: dict[str, Any]
+) -> None:
+    """Write the checkpoint atomically (a temporary file renamed into place)."""
+    if len(vocab) != model.config.vocab_size:
+        raise ValueError(f"vocabulary has {len(vocab)} tokens, model {model.config.vocab_size}")
+    payload = {
+        "format_version": FORMAT_VERSION,
+        "config": asdict(model.config),
+        "vocab": list(vocab.tokens),
+        "meta": dict(meta),
+        "state_dict": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: str | os.PathLike[str], device: str = "cpu") -> Checkpoint:
+    """Rebuild the reader (in eval mode, on `device`) and its vocabulary from a checkpoint."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint file at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises several types for truncated or foreign files
+        raise CheckpointError(f"{path} is not a readable checkpoint: {e}") from e
+    if not isinstance(payload, dict) or "format_version" not in payload:
+        raise CheckpointError(f"{path} is not a cheapqa checkpoint (no format_version)")
+    version = payload["format_version"]
+    if version != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has checkpoint format {version}; this version reads format {FORMAT_VERSION}"
+        )
+    try:
+        config = ReaderConfig(**payload["config"])
+        vocab = Vocabulary(payload["vocab"])
+        state_dict = payload["state_dict"]
+        model = Reader(config)
+        model.load_state_dict(state_dict)
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"{path} is an inconsistent checkpoint: {e}") from e
+    if len(vocab) != config.vocab_size:
+        raise CheckpointError(f"{path}: vocabulary of {len(vocab)} but config {config.vocab_size}")
+    model.to(device).eval()
+    model_id = f"{config.mode}-{weights_digest(state_dict)[:12]}"
+    return Checkpoint(model=model, vocab=vocab, model_id=model_id, meta=dict(payload["meta"]))

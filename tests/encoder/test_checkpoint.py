@@ -1,0 +1,95 @@
+"""Checkpoint save/load round trip and clear errors for bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from encoder.checkpoint import (
+    FORMAT_VERSION,
+    CheckpointError,
+    default_checkpoint_path,
+    load_checkpoint,
+    save_checkpoint,
+)
+from encoder.config import ReaderConfig
+from encoder.model import Reader
+from encoder.state import Mode
+from encoder.vocab import Vocabulary
+
+
+def _model(mode: Mode = "linear") -> tuple[Reader, Vocabulary]:
+    vocab = Vocabulary.build([["the", "cat", "sat", "the"]], max_entities=4, min_count=1)
+    torch.manual_seed(0)
+    config = ReaderConfig(
+        mode=mode,
+        vocab_size=len(vocab),
+        embed_dim=8,
+        hidden_size=6,
+        max_entities=4,
+    )
+    return Reader(config), vocab
+
+
+@pytest.mark.parametrize("mode", ["none", "linear", "gated", "softmax"])
+def test_round_trip(tmp_path: Path, mode: Mode) -> None:
+    model, vocab = _model(mode)
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, model, vocab, {"epochs": 2, "note": "x"})
+    ckpt = load_checkpoint(path)
+    assert ckpt.vocab == vocab
+    assert ckpt.meta == {"epochs": 2, "note": "x"}
+    assert ckpt.model.config == model.config
+    assert not ckpt.model.training
+    assert ckpt.model_id.startswith(f"{mode}-") and len(ckpt.model_id) == len(mode) + 13
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, ckpt.model.state_dict()[name])
+    # Same weights, same id; different weights, different id.
+    assert load_checkpoint(path).model_id == ckpt.model_id
+    with torch.no_grad():
+        model.W_o.bias.add_(1.0)
+    save_checkpoint(path, model, vocab, {})
+    assert load_checkpoint(path).model_id != ckpt.model_id
+
+
+def test_file_holds_no_pickled_code(tmp_path: Path) -> None:
+    model, vocab = _model()
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, model, vocab, {})
+    payload = torch.load(path, weights_only=True)
+    assert payload["format_version"] == FORMAT_VERSION
+    assert set(payload) == {"format_version", "config", "vocab", "meta", "state_dict"}
+
+
+def test_missing_corrupt_and_wrong_version(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_checkpoint(tmp_path / "absent.pt")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="not a readable"):
+        load_checkpoint(bad)
+    model, vocab = _model()
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, model, vocab, {})
+    truncated = tmp_path / "trunc.pt"
+    truncated.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(CheckpointError):
+        load_checkpoint(truncated)
+    payload = torch.load(path, weights_only=True)
+    payload["format_version"] = FORMAT_VERSION + 1
+    torch.save(payload, path)
+    with pytest.raises(CheckpointError, match="format"):
+        load_checkpoint(path)
+
+
+def test_vocab_size_mismatch_is_refused(tmp_path: Path) -> None:
+    model, vocab = _model()
+    with pytest.raises(ValueError):
+        save_checkpoint(tmp_path / "m.pt", model, Vocabulary(vocab.tokens[:-1]), {})
+
+
+def test_default_path() -> None:
+    assert default_checkpoint_path("gated").name == "gated.pt"
+    assert default_checkpoint_path("gated").parent.name == "checkpoints"
