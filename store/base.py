@@ -1,0 +1,88 @@
+"""What every document store offers, and the record <-> stored-bytes steps both backends share."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping, Sequence
+from typing import Protocol
+
+from encoder.state import MODES, DocumentState
+from store.codec import Dtype, decode_state, encode_state
+from store.errors import StateCodecError
+from store.record import DocumentRecord
+
+MAX_ID_CHARS = 512
+
+
+class DocumentStore(Protocol):
+    async def get(self, doc_id: str, modes: Collection[str] | None = None) -> DocumentRecord | None:
+        """The record with the states of `modes` (None: every stored state; (): none)."""
+        ...
+
+    async def get_many(
+        self, doc_ids: Sequence[str], modes: Collection[str] | None = None
+    ) -> list[DocumentRecord | None]:
+        """One entry per id, in order, None where unknown; one round trip on Redis."""
+        ...
+
+    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+        """Atomically replaces the document: its metadata and exactly `record.states`.
+
+        With `expect_text_hash`, writes only if a stored record has that text hash, so a late
+        job for old text never overwrites a re-posted document. Returns whether it wrote.
+        """
+        ...
+
+    async def delete(self, doc_id: str) -> bool:
+        """Removes the document and its states; whether there was one."""
+        ...
+
+    async def ping(self) -> None:
+        """Raises StoreUnavailable unless the backend answers."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def check_doc_id(doc_id: str) -> None:
+    if not doc_id or len(doc_id) > MAX_ID_CHARS:
+        raise ValueError(f"document id must have 1 to {MAX_ID_CHARS} characters")
+
+
+def wanted_modes(modes: Collection[str] | None) -> tuple[str, ...]:
+    """The modes to read, in MODES order; unknown modes are a caller's mistake."""
+    if modes is None:
+        return MODES
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        raise ValueError(f"unknown modes {sorted(unknown)}; known: {list(MODES)}")
+    return tuple(mode for mode in MODES if mode in modes)
+
+
+def encode_states(record: DocumentRecord, dtype: Dtype) -> dict[str, bytes]:
+    """mode -> stored bytes of each state of the record, each tagged with its model id."""
+    check_doc_id(record.id)
+    blobs: dict[str, bytes] = {}
+    for mode, state in record.states.items():
+        if mode != state.mode:
+            raise ValueError(f"states[{mode!r}] holds a {state.mode!r} state")
+        if mode not in record.model_ids:
+            raise ValueError(f"record.model_ids has no model id for mode {mode!r}")
+        blobs[mode] = encode_state(state, model_id=record.model_ids[mode], dtype=dtype)
+    return blobs
+
+
+def with_states(record: DocumentRecord, blobs: Mapping[str, bytes]) -> DocumentRecord:
+    """The record from metadata plus the decoded states; a state whose header names another
+    model than the metadata is as wrong as a corrupted one."""
+    states: dict[str, DocumentState] = {}
+    for mode, blob in blobs.items():
+        decoded = decode_state(blob)
+        expected = record.model_ids.get(mode)
+        if decoded.state.mode != mode or decoded.model_id != expected:
+            raise StateCodecError(
+                f"document {record.id!r}: stored {mode} state is a {decoded.state.mode} state "
+                f"of model {decoded.model_id!r}, metadata says {expected!r}"
+            )
+        states[mode] = decoded.state
+    return dataclasses.replace(record, states=states)

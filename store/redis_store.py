@@ -1,0 +1,141 @@
+"""The Redis backend: binary values, one hash-tagged key family per document.
+
+Keys: `{prefix}:doc:{<id>}:meta` (JSON) and `{prefix}:doc:{<id>}:state:<mode>` (codec bytes).
+`{<id>}` is a Redis Cluster hash tag, so all of one document's keys share a slot: the atomic
+write (one Lua script) and the read (one MGET) touch a single slot and work on a cluster.
+The id inside the tag is percent-encoded, so a `}` or `:` in an id cannot end the tag early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+from urllib.parse import quote
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisError
+
+from encoder.state import MODES
+from store.base import check_doc_id, encode_states, wanted_modes, with_states
+from store.codec import Dtype
+from store.errors import StoreUnavailable
+from store.record import DocumentRecord, meta_from_json, meta_to_json, now
+
+# KEYS: meta, then one state key per mode in MODES order.
+# ARGV: check flag ("1" or "0"), expected text hash, meta JSON, then one value per mode
+# ("" deletes that mode's state: an encoded state is never empty).
+_PUT_SCRIPT = """
+if ARGV[1] == '1' then
+  local old = redis.call('GET', KEYS[1])
+  if not old or cjson.decode(old)['text_hash'] ~= ARGV[2] then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[3])
+for i = 2, #KEYS do
+  local value = ARGV[i + 2]
+  if value == '' then
+    redis.call('DEL', KEYS[i])
+  else
+    redis.call('SET', KEYS[i], value)
+  end
+end
+return 1
+"""
+
+RedisClient = aioredis.Redis | RedisCluster
+
+
+class RedisDocumentStore:
+    def __init__(self, client: RedisClient, *, key_prefix: str = "cheapqa", dtype: Dtype):
+        if not key_prefix or any(c in key_prefix for c in "{}"):
+            raise ValueError("key_prefix must be non-empty and free of '{' and '}'")
+        self.client = client
+        self.key_prefix = key_prefix
+        self.dtype: Dtype = dtype
+        self._put_script = client.register_script(_PUT_SCRIPT)
+
+    def doc_key(self, doc_id: str, suffix: str) -> bytes:
+        check_doc_id(doc_id)
+        return f"{self.key_prefix}:doc:{{{quote(doc_id, safe='')}}}:{suffix}".encode()
+
+    def _read_keys(self, doc_id: str, modes: tuple[str, ...]) -> list[bytes]:
+        return [self.doc_key(doc_id, "meta")] + [self.doc_key(doc_id, f"state:{m}") for m in modes]
+
+    # --- reads ---
+
+    async def get(self, doc_id: str, modes: Collection[str] | None = None) -> DocumentRecord | None:
+        wanted = wanted_modes(modes)
+        async with _redis_errors():
+            values = await self.client.mget(self._read_keys(doc_id, wanted))
+        return _record(values, wanted)
+
+    async def get_many(
+        self, doc_ids: Sequence[str], modes: Collection[str] | None = None
+    ) -> list[DocumentRecord | None]:
+        wanted = wanted_modes(modes)
+        keys = [self._read_keys(doc_id, wanted) for doc_id in doc_ids]
+        if not doc_ids:
+            return []
+        async with _redis_errors():
+            # One MGET per document (its keys share a slot), all sent in one pipeline.
+            pipe = self.client.pipeline(transaction=False)
+            for doc_keys in keys:
+                pipe.mget(doc_keys)
+            results = await pipe.execute()
+        return [_record(values, wanted) for values in results]
+
+    # --- writes ---
+
+    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+        blobs = encode_states(record, self.dtype)
+        meta = meta_to_json(record, {mode: len(b) for mode, b in blobs.items()}, now())
+        keys = self._read_keys(record.id, MODES)
+        args: list[Any] = [
+            "0" if expect_text_hash is None else "1",
+            expect_text_hash or "",
+            meta,
+            *(blobs.get(mode, b"") for mode in MODES),
+        ]
+        async with _redis_errors():
+            wrote = await self._put_script(keys=keys, args=args)
+        return bool(wrote)
+
+    async def delete(self, doc_id: str) -> bool:
+        keys = self._read_keys(doc_id, MODES)
+        async with _redis_errors():
+            # The metadata is what makes a document exist; states never outlive it.
+            pipe = self.client.pipeline(transaction=False)
+            pipe.exists(keys[0])
+            pipe.delete(*keys)
+            existed, _ = await pipe.execute()
+        return bool(existed)
+
+    # --- lifecycle ---
+
+    async def ping(self) -> None:
+        async with _redis_errors():
+            await self.client.ping()
+
+    async def close(self) -> None:
+        # Closing the connections of an unreachable server has nothing left to do.
+        with suppress(RedisError, OSError):
+            await self.client.aclose()
+
+
+def _record(values: list[Any], modes: tuple[str, ...]) -> DocumentRecord | None:
+    meta, *states = values
+    if meta is None:
+        return None
+    blobs = {mode: blob for mode, blob in zip(modes, states, strict=True) if blob is not None}
+    return with_states(meta_from_json(meta), blobs)
+
+
+@asynccontextmanager
+async def _redis_errors() -> AsyncIterator[None]:
+    try:
+        yield
+    except (RedisError, OSError) as exc:  # OSError covers TimeoutError and refused connections
+        raise StoreUnavailable(f"redis: {type(exc).__name__}: {exc}") from exc

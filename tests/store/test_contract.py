@@ -1,0 +1,181 @@
+"""One contract, run against the embedded store and against a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import torch
+
+from encoder.state import MODES, DocumentState
+from store.base import DocumentStore
+from store.record import DocumentRecord, Status
+from tests.store.states import make_state
+
+K = 8
+
+
+def make_record(doc_id: str, text_hash: str = "h1", modes=MODES, n: int = 5) -> DocumentRecord:
+    return DocumentRecord(
+        id=doc_id,
+        text_hash=text_hash,
+        status=Status.INDEXED,
+        tokens=n,
+        entities=["Elizabeth", "Mr. Darcy", "Pemberley"],
+        model_ids={mode: f"{mode}-k{K}-abc" for mode in modes},
+        created_at=1_700_000_000.5,
+        updated_at=1_700_000_001.25,
+        states={mode: make_state(mode, K, n, seed=n) for mode in modes},
+    )
+
+
+def assert_same_state(got: DocumentState, want: DocumentState) -> None:
+    assert (got.mode, got.n, got.k) == (want.mode, want.n, want.k)
+    torch.testing.assert_close(got.last_hidden, want.last_hidden, rtol=1e-3, atol=1e-4)
+    if want.memory is None:
+        assert got.memory is None
+    else:
+        assert got.memory is not None
+        torch.testing.assert_close(got.memory, want.memory, rtol=1e-3, atol=1e-3)
+
+
+async def test_put_then_get_returns_the_record(store: DocumentStore) -> None:
+    record = make_record("doc-1")
+    assert await store.put(record)
+    got = await store.get("doc-1")
+    assert got is not None
+    assert (got.id, got.text_hash, got.status, got.tokens) == ("doc-1", "h1", Status.INDEXED, 5)
+    assert got.entities == record.entities and got.model_ids == record.model_ids
+    assert (got.created_at, got.updated_at, got.error) == (
+        record.created_at,
+        record.updated_at,
+        None,
+    )
+    assert set(got.states) == set(MODES)
+    for mode in MODES:
+        assert_same_state(got.states[mode], record.states[mode])
+    assert set(got.state_bytes) == set(MODES)
+    # float16 by default: the softmax H of 5×8 values plus last_hidden, behind a small header.
+    assert 2 * (K + 5 * K) < got.state_bytes["softmax"] < 2 * (K + 5 * K) + 64
+
+
+async def test_get_reads_only_the_modes_asked_for(store: DocumentStore) -> None:
+    await store.put(make_record("doc-1"))
+    only_linear = await store.get("doc-1", modes=("linear",))
+    assert only_linear is not None and set(only_linear.states) == {"linear"}
+    meta_only = await store.get("doc-1", modes=())
+    assert meta_only is not None and meta_only.states == {}
+    assert set(meta_only.state_bytes) == set(MODES)  # sizes come with the metadata
+    with pytest.raises(ValueError, match="unknown modes"):
+        await store.get("doc-1", modes=("cubic",))
+
+
+async def test_unknown_document_is_none(store: DocumentStore) -> None:
+    assert await store.get("nobody") is None
+    assert await store.delete("nobody") is False
+
+
+async def test_get_many_keeps_order_and_marks_missing(store: DocumentStore) -> None:
+    for i in range(3):
+        await store.put(make_record(f"d{i}", n=i + 1))
+    got = await store.get_many(["d2", "missing", "d0", "d2"], modes=("gated",))
+    assert [r.id if r else None for r in got] == ["d2", None, "d0", "d2"]
+    assert got[0] is not None and got[0].states["gated"].n == 3
+    assert await store.get_many([]) == []
+
+
+async def test_put_replaces_metadata_and_drops_other_modes(store: DocumentStore) -> None:
+    await store.put(make_record("doc-1"))
+    newer = make_record("doc-1", text_hash="h2", modes=("linear",), n=9)
+    newer.status, newer.error = Status.FAILED, "encoder exploded"
+    assert await store.put(newer)
+    got = await store.get("doc-1")
+    assert got is not None and set(got.states) == {"linear"} and set(got.state_bytes) == {"linear"}
+    assert (got.text_hash, got.tokens, got.status, got.error) == (
+        "h2",
+        9,
+        "failed",
+        "encoder exploded",
+    )
+
+
+async def test_queued_record_without_states(store: DocumentStore) -> None:
+    queued = DocumentRecord(id="q", text_hash="h", status=Status.QUEUED)
+    assert await store.put(queued)
+    got = await store.get("q")
+    assert got is not None and got.status is Status.QUEUED and got.states == {}
+    assert got.created_at > 1e9 and got.updated_at > 1e9  # 0.0 means "now"
+
+
+async def test_expect_text_hash_guards_against_late_writes(store: DocumentStore) -> None:
+    late = make_record("doc-1", text_hash="old")
+    assert await store.put(late, expect_text_hash="old") is False  # nothing stored yet
+    assert await store.get("doc-1") is None
+    await store.put(DocumentRecord(id="doc-1", text_hash="new", status=Status.QUEUED))
+    assert await store.put(late, expect_text_hash="old") is False
+    got = await store.get("doc-1")
+    assert got is not None and got.text_hash == "new" and got.states == {}
+    assert await store.put(make_record("doc-1", text_hash="new"), expect_text_hash="new")
+    got = await store.get("doc-1", modes=())
+    assert got is not None and got.status is Status.INDEXED
+
+
+async def test_delete_removes_record_and_states(store: DocumentStore) -> None:
+    await store.put(make_record("doc-1"))
+    assert await store.delete("doc-1") is True
+    assert await store.get("doc-1") is None
+    await store.put(DocumentRecord(id="doc-1", text_hash="h", status=Status.QUEUED))
+    got = await store.get("doc-1")
+    assert got is not None and got.states == {} and got.state_bytes == {}
+
+
+async def test_ids_with_braces_colons_and_percent_stay_distinct(store: DocumentStore) -> None:
+    ids = ["a}b{c", "a%7Db%7Bc", "x:y:meta", "é 文書", "a"]
+    for i, doc_id in enumerate(ids):
+        await store.put(make_record(doc_id, text_hash=f"h{i}", modes=("none",)))
+    got = await store.get_many(ids)
+    assert [(r.id, r.text_hash) for r in got if r] == [(d, f"h{i}") for i, d in enumerate(ids)]
+
+
+async def test_malformed_records_are_refused_before_writing(store: DocumentStore) -> None:
+    no_model = make_record("doc-1")
+    no_model.model_ids.pop("gated")
+    with pytest.raises(ValueError, match="model id"):
+        await store.put(no_model)
+    swapped = make_record("doc-1")
+    swapped.states["linear"] = swapped.states["gated"]
+    with pytest.raises(ValueError, match="holds a 'gated' state"):
+        await store.put(swapped)
+    with pytest.raises(ValueError):
+        await store.get("")
+    assert await store.get("doc-1") is None
+
+
+async def test_readers_never_see_a_half_written_document(store: DocumentStore) -> None:
+    await store.put(make_record("doc-1", text_hash="h1", n=1))
+    done = asyncio.Event()
+
+    async def write() -> None:
+        for n in range(2, 30):
+            modes = MODES if n % 2 else ("linear",)
+            await store.put(make_record("doc-1", text_hash=f"h{n}", modes=modes, n=n))
+        done.set()
+
+    async def read() -> int:
+        seen = 0
+        while not done.is_set():
+            got = await store.get("doc-1")
+            assert got is not None
+            # tokens, text hash and every state come from the same write
+            assert got.text_hash == f"h{got.tokens}"
+            assert {s.n for s in got.states.values()} == {got.tokens}
+            assert set(got.states) == set(got.state_bytes)
+            seen += 1
+        return seen
+
+    _, *reads = await asyncio.gather(write(), read(), read(), read())
+    assert sum(reads) > 0
+
+
+async def test_ping_answers(store: DocumentStore) -> None:
+    await store.ping()
