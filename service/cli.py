@@ -17,7 +17,12 @@ from service.settings import Settings
 Handler = Callable[[argparse.Namespace, Settings], int]
 
 # One line per command module; each registers one or more subcommands.
-COMMAND_MODULES: tuple[str, ...] = ("service.commands.config",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "service.commands.config",
+    "service.commands.data",
+    "service.commands.serve",
+    "service.commands.worker",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -60,3 +60,8 @@ class Settings(BaseSettings):
     ingest_max_deliveries: int = Field(default=3, gt=0)
     ingest_claim_idle_ms: int = Field(default=30_000, gt=0)
     consumer_name: str | None = None
+    serve_worker: bool | None = Field(
+        default=None,
+        description="Run an ingestion worker inside `cheapqa serve`; None: only with the "
+        "embedded store.",
+    )

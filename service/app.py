@@ -1,0 +1,125 @@
+"""The FastAPI app: `create_app(settings)`; nothing heavy happens at import time.
+
+The lifespan opens the store and the ingestion queue, starts the query batcher, loads the
+models in a thread (so /healthz answers at once and /readyz says 503 until they are in), and,
+with the embedded store (or `serve_worker`), runs the ingestion worker in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from fastapi import FastAPI, Request, Response
+
+from service.batcher import QueryBatcher
+from service.deps import Runtime
+from service.errors import install_error_handlers
+from service.ingest.factory import open_queue, uses_embedded_store
+from service.ingest.worker import IngestWorker
+from service.metrics import Metrics
+from service.models import load_models
+from service.routers import answers, documents, health
+from service.settings import Settings
+from store.factory import open_store
+
+log = logging.getLogger(__name__)
+
+
+def runs_worker(settings: Settings) -> bool:
+    if settings.serve_worker is not None:
+        return settings.serve_worker
+    return uses_embedded_store(settings)
+
+
+async def _load_models_then_start_worker(app: FastAPI, runtime: Runtime) -> None:
+    settings = runtime.settings
+    try:
+        runtime.models = await asyncio.to_thread(load_models, settings)
+    except Exception as exc:
+        runtime.startup_error = f"loading the models failed: {type(exc).__name__}: {exc}"
+        log.error(runtime.startup_error)
+        return
+    if runs_worker(settings) and runtime.store is not None and runtime.queue is not None:
+        runtime.worker_stop = asyncio.Event()
+        worker = IngestWorker(
+            settings, runtime.store, runtime.queue, runtime.models, runtime.metrics
+        )
+        runtime.worker_task = asyncio.create_task(
+            worker.run(runtime.worker_stop), name="ingest-worker"
+        )
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    runtime: Runtime = app.state.runtime
+    settings = runtime.settings
+    # Redis connects lazily, so a Redis that is down now does not stop the app starting.
+    runtime.store = open_store(
+        settings.store_url,
+        data_dir=settings.data_dir,
+        key_prefix=settings.key_prefix,
+        dtype=settings.state_dtype,
+        timeout_s=settings.redis_timeout_s,
+    )
+    runtime.queue = open_queue(settings)
+    runtime.batcher = QueryBatcher(
+        settings.query_max_batch,
+        settings.query_max_wait_ms,
+        settings.query_queue_size,
+        runtime.metrics,
+    )
+    runtime.batcher.start()
+    loader = asyncio.create_task(_load_models_then_start_worker(app, runtime), name="load-models")
+    try:
+        yield
+    finally:
+        loader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await loader
+        if runtime.worker_task is not None and runtime.worker_stop is not None:
+            # Finish the batch in hand, then stop; un-acked work is delivered again later.
+            runtime.worker_stop.set()
+            with contextlib.suppress(Exception):
+                await runtime.worker_task
+        await runtime.batcher.stop()
+        await runtime.queue.close()
+        await runtime.store.close()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    app = FastAPI(
+        title="cheapqa",
+        version="1",
+        summary="Cloze question answering over documents kept as fixed-size states.",
+        lifespan=lifespan,
+    )
+    runtime = Runtime(settings=settings, metrics=Metrics())
+    app.state.runtime = runtime
+    install_error_handlers(app)
+    app.include_router(documents.router)
+    app.include_router(answers.router)
+    app.include_router(health.router)
+
+    @app.middleware("http")
+    async def observe_latency(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        start = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = request.scope.get("route")
+            template = getattr(route, "path", "unmatched")
+            runtime.metrics.request_seconds.labels(
+                method=request.method, route=template, status=str(status)
+            ).observe(time.perf_counter() - start)
+
+    return app

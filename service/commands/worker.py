@@ -1,0 +1,56 @@
+"""`cheapqa worker`: an ingestion worker process (one consumer of the queue's group)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from typing import Any
+
+from service.settings import Settings
+
+log = logging.getLogger("cheapqa.worker")
+
+
+async def run_worker(settings: Settings) -> None:
+    """Indexes queued documents until SIGTERM or SIGINT; the batch in hand is finished."""
+    from service.ingest.factory import open_queue
+    from service.ingest.worker import IngestWorker
+    from service.metrics import Metrics
+    from service.models import load_models
+    from store.factory import open_store
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    models = await asyncio.to_thread(load_models, settings)
+    store = open_store(
+        settings.store_url,
+        data_dir=settings.data_dir,
+        key_prefix=settings.key_prefix,
+        dtype=settings.state_dtype,
+        timeout_s=settings.redis_timeout_s,
+    )
+    queue = open_queue(settings)
+    try:
+        await IngestWorker(settings, store, queue, models, Metrics()).run(stop)
+    finally:
+        await queue.close()
+        await store.close()
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    asyncio.run(run_worker(settings))
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("worker", help="index queued documents (a consumer of the ingest queue)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(handler=_run)

@@ -1,0 +1,80 @@
+"""What handlers reach through dependencies: the app's runtime parts, set up by the lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from service.batcher import QueryBatcher
+from service.errors import Unavailable
+from service.ingest.queue import IngestQueue
+from service.metrics import Metrics
+from service.models import LoadedModel
+from service.settings import Settings
+from store.base import DocumentStore
+
+
+@dataclass
+class Runtime:
+    """Everything one app instance owns; the lifespan fills it in and tears it down."""
+
+    settings: Settings
+    metrics: Metrics
+    store: DocumentStore | None = None
+    queue: IngestQueue | None = None
+    models: dict[str, LoadedModel] = field(default_factory=dict)
+    batcher: QueryBatcher | None = None
+    worker_task: asyncio.Task[None] | None = None
+    worker_stop: asyncio.Event | None = None
+    startup_error: str | None = None
+
+
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+def get_settings(runtime: RuntimeDep) -> Settings:
+    return runtime.settings
+
+
+def get_metrics(runtime: RuntimeDep) -> Metrics:
+    return runtime.metrics
+
+
+def get_store(runtime: RuntimeDep) -> DocumentStore:
+    if runtime.store is None:
+        raise Unavailable("the store is not open", runtime.startup_error, code="store_unavailable")
+    return runtime.store
+
+
+def get_queue(runtime: RuntimeDep) -> IngestQueue:
+    if runtime.queue is None:
+        raise Unavailable("the ingestion queue is not open", code="queue_unavailable")
+    return runtime.queue
+
+
+def get_models(runtime: RuntimeDep) -> dict[str, LoadedModel]:
+    if not runtime.models:
+        raise Unavailable("the models are not loaded", runtime.startup_error, code="not_ready")
+    return runtime.models
+
+
+def get_batcher(runtime: RuntimeDep) -> QueryBatcher:
+    if runtime.batcher is None:
+        raise Unavailable("the query batcher is not running", code="not_ready")
+    return runtime.batcher
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+StoreDep = Annotated[DocumentStore, Depends(get_store)]
+QueueDep = Annotated[IngestQueue, Depends(get_queue)]
+ModelsDep = Annotated[dict[str, LoadedModel], Depends(get_models)]
+BatcherDep = Annotated[QueryBatcher, Depends(get_batcher)]

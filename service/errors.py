@@ -1,0 +1,158 @@
+"""The service's exception hierarchy and its one mapping to HTTP.
+
+Every error answer, including FastAPI's own 422 and Starlette's 404/405, has the same body:
+``{"error": {"code": "...", "message": "...", "detail": ...}}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from store.errors import StoreError, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+
+class ServiceError(Exception):
+    """Base of every error the service raises on purpose; `status` is its HTTP status."""
+
+    status: int = 500
+    code: str = "internal_error"
+
+    def __init__(self, message: str, detail: Any = None, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+        if code is not None:
+            self.code = code
+
+
+class BadRequest(ServiceError):
+    status, code = 400, "bad_request"
+
+
+class Unauthorized(ServiceError):
+    status, code = 401, "unauthorized"
+
+
+class NotFound(ServiceError):
+    status, code = 404, "not_found"
+
+
+class Conflict(ServiceError):
+    status, code = 409, "conflict"
+
+
+class NotIndexed(Conflict):
+    code = "not_indexed"
+
+
+class IndexedByAnotherModel(Conflict):
+    code = "indexed_by_another_model"
+
+
+class TooLarge(ServiceError):
+    status, code = 413, "too_large"
+
+
+class Overloaded(ServiceError):
+    status, code = 429, "overloaded"
+
+
+class Unavailable(ServiceError):
+    status, code = 503, "unavailable"
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    message: str
+    detail: Any = None
+
+
+class ErrorBody(BaseModel):
+    """The one JSON body of every error answer."""
+
+    error: ErrorInfo
+
+
+_DESCRIPTIONS = {
+    400: "Bad input",
+    401: "Missing or wrong API key",
+    404: "Unknown document",
+    409: "Document not yet indexed, or indexed by another model",
+    413: "Document or batch too large",
+    422: "Request body or parameters fail validation",
+    429: "Overloaded: the query queue is full",
+    503: "Store or queue unavailable",
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` for a route: documents each error status with the envelope schema."""
+    return {s: {"model": ErrorBody, "description": _DESCRIPTIONS[s]} for s in statuses}
+
+
+def error_response(
+    status: int, code: str, message: str, detail: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    body = ErrorBody(error=ErrorInfo(code=code, message=message, detail=jsonable_encoder(detail)))
+    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    429: "overloaded",
+    503: "unavailable",
+}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """The one place where exceptions become HTTP answers."""
+
+    async def on_service_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ServiceError)
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        if exc.status == 503:
+            headers = {"Retry-After": "1"}
+        return error_response(exc.status, exc.code, exc.message, exc.detail, headers)
+
+    async def on_store_error(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, StoreUnavailable):
+            message = str(exc) or "store unavailable"
+            return error_response(503, "store_unavailable", message, None, {"Retry-After": "1"})
+        # A corrupt or undecodable state is a server-side fault, not the client's.
+        log.exception("store error", exc_info=exc)
+        return error_response(500, "store_error", str(exc))
+
+    async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return error_response(422, "validation_error", "request validation failed", exc.errors())
+
+    async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+        return error_response(
+            exc.status_code, code, str(exc.detail), None, getattr(exc, "headers", None)
+        )
+
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(500, "internal_error", "internal server error")
+
+    app.add_exception_handler(ServiceError, on_service_error)
+    app.add_exception_handler(StoreError, on_store_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(Exception, on_unexpected)

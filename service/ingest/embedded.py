@@ -1,0 +1,158 @@
+"""The ingestion queue in a local SQLite file: the same semantics as the Redis Stream.
+
+An entry read is leased to its consumer for `claim_idle_ms`; if it is not acked by then
+(the process died, or the batch failed), the next read hands it out again with its delivery
+count raised. The file survives restarts, so nothing accepted is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from service.errors import Unavailable
+from service.ingest.queue import Delivery, IngestJob
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job BLOB NOT NULL,
+    deliveries INTEGER NOT NULL DEFAULT 0,
+    lease_until REAL NOT NULL DEFAULT 0,
+    consumer TEXT
+);
+CREATE INDEX IF NOT EXISTS entries_lease ON entries (lease_until, id);
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    entry_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    deliveries INTEGER NOT NULL,
+    error TEXT NOT NULL,
+    job BLOB NOT NULL,
+    at REAL NOT NULL
+);
+"""
+
+POLL_S = 0.1  # how often a blocked read looks for entries other processes added
+
+
+class EmbeddedQueue:
+    def __init__(self, path: Path, *, claim_idle_ms: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.claim_idle_s = claim_idle_ms / 1000.0
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._wakeup = asyncio.Event()  # set by enqueue in this process
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return fn(self._db)
+
+        try:
+            return await asyncio.to_thread(locked)
+        except sqlite3.Error as exc:
+            raise Unavailable(
+                f"ingestion queue unavailable: {exc}", code="queue_unavailable"
+            ) from exc
+
+    async def ping(self) -> None:
+        await self._run(lambda db: db.execute("SELECT 1").fetchone())
+
+    async def enqueue(self, job: IngestJob) -> str:
+        def insert(db: sqlite3.Connection) -> int:
+            cur = db.execute("INSERT INTO entries (job) VALUES (?)", (job.to_json(),))
+            return int(cur.lastrowid or 0)
+
+        entry_id = await self._run(insert)
+        self._wakeup.set()
+        return str(entry_id)
+
+    def _lease(self, db: sqlite3.Connection, consumer: str, count: int) -> list[Delivery]:
+        now = time.time()
+        db.execute("BEGIN IMMEDIATE")  # one reader at a time, across processes too
+        try:
+            rows = db.execute(
+                "SELECT id, job, deliveries FROM entries WHERE lease_until <= ? "
+                "ORDER BY id LIMIT ?",
+                (now, count),
+            ).fetchall()
+            db.executemany(
+                "UPDATE entries SET deliveries = deliveries + 1, lease_until = ?, consumer = ? "
+                "WHERE id = ?",
+                [(now + self.claim_idle_s, consumer, row[0]) for row in rows],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return [Delivery(str(rid), IngestJob.from_json(job), int(n) + 1) for rid, job, n in rows]
+
+    async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
+        deadline = time.monotonic() + block_ms / 1000.0
+        while True:
+            self._wakeup.clear()
+            deliveries = await self._run(lambda db: self._lease(db, consumer, count))
+            remaining = deadline - time.monotonic()
+            if deliveries or remaining <= 0:
+                return deliveries
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), min(POLL_S, remaining))
+
+    async def ack(self, entry_ids: Sequence[str]) -> None:
+        ids = [(int(e),) for e in entry_ids]
+        await self._run(lambda db: db.executemany("DELETE FROM entries WHERE id = ?", ids))
+
+    async def dead_letter(self, delivery: Delivery, error: str) -> None:
+        def move(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(
+                    "INSERT INTO dead_letters (entry_id, doc_id, deliveries, error, job, at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        delivery.entry_id,
+                        delivery.job.doc_id,
+                        delivery.deliveries,
+                        error,
+                        delivery.job.to_json(),
+                        time.time(),
+                    ),
+                )
+                db.execute("DELETE FROM entries WHERE id = ?", (int(delivery.entry_id),))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+        await self._run(move)
+
+    async def dead_letters(self, count: int = 100) -> list[dict[str, Any]]:
+        rows = await self._run(
+            lambda db: db.execute(
+                "SELECT entry_id, doc_id, deliveries, error FROM dead_letters ORDER BY id LIMIT ?",
+                (count,),
+            ).fetchall()
+        )
+        keys = ("entry_id", "doc_id", "deliveries", "error")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    async def depth(self) -> int:
+        row = await self._run(lambda db: db.execute("SELECT COUNT(*) FROM entries").fetchone())
+        return int(row[0])
+
+    async def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,53 @@
+"""The readers the service serves with: one checkpoint per configured mode."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from encoder.checkpoint import default_checkpoint_path, load_checkpoint
+from encoder.model import Reader
+from encoder.vocab import Vocabulary
+from service.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    mode: str
+    reader: Reader
+    vocab: Vocabulary
+    model_id: str
+
+    @property
+    def max_entities(self) -> int:
+        return self.reader.config.max_entities
+
+    def token_ids(self, tokens: Sequence[str]) -> torch.Tensor:
+        """Tokens -> 1-D long tensor of this model's vocabulary ids."""
+        return torch.tensor(self.vocab.encode(list(tokens)), dtype=torch.long)
+
+
+def checkpoint_path(settings: Settings, mode: str) -> Path:
+    if settings.checkpoint_dir is not None:
+        return Path(settings.checkpoint_dir) / f"{mode}.pt"
+    return default_checkpoint_path(mode)
+
+
+def load_models(settings: Settings) -> dict[str, LoadedModel]:
+    """Loads every configured mode; blocking (call it from a thread). A missing file raises."""
+    models: dict[str, LoadedModel] = {}
+    for mode in dict.fromkeys(settings.modes):
+        path = checkpoint_path(settings, mode)
+        ckpt = load_checkpoint(path, device=settings.device)
+        if ckpt.model.config.mode != mode:
+            raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
+        ckpt.model.eval()
+        models[mode] = LoadedModel(mode, ckpt.model, ckpt.vocab, ckpt.model_id)
+        log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
+    return models

@@ -1,0 +1,1 @@
+"""One router per concern: documents, answers, health and metrics."""

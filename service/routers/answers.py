@@ -1,0 +1,101 @@
+"""Answering cloze questions about an indexed document."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from fastapi import APIRouter, Depends
+
+from service.answering import query_token_ids, rank_answers
+from service.auth import require_api_key
+from service.deps import BatcherDep, MetricsDep, ModelsDep, SettingsDep, StoreDep
+from service.errors import (
+    BadRequest,
+    IndexedByAnotherModel,
+    NotFound,
+    NotIndexed,
+    TooLarge,
+    error_responses,
+)
+from service.routers.documents import DocId
+from service.schemas import Answer, AnswersIn, AnswersOut, QueryAnswers
+from store.record import Status
+
+router = APIRouter(prefix="/v1", tags=["answers"], dependencies=[Depends(require_api_key)])
+
+
+@router.post(
+    "/documents/{doc_id}/answers",
+    response_model=AnswersOut,
+    operation_id="answer_queries",
+    summary="Answer cloze questions about a document",
+    responses=error_responses(400, 401, 404, 409, 413, 422, 429, 503),
+)
+async def answer_queries(
+    doc_id: DocId,
+    body: AnswersIn,
+    settings: SettingsDep,
+    store: StoreDep,
+    models: ModelsDep,
+    batcher: BatcherDep,
+    metrics: MetricsDep,
+) -> AnswersOut:
+    """Each question is a sentence with one `@placeholder`; the answers are the document's
+    entities most likely to fill it, with their probabilities over the document's entities."""
+    if len(body.queries) > settings.max_queries:
+        raise TooLarge(
+            f"at most {settings.max_queries} queries per request, got {len(body.queries)}",
+            {"max_queries": settings.max_queries},
+            code="too_many_queries",
+        )
+    if body.top_k > settings.max_top_k:
+        raise BadRequest(
+            f"top_k is at most {settings.max_top_k}",
+            {"max_top_k": settings.max_top_k},
+            code="top_k_too_large",
+        )
+    mode = body.mode or settings.default_mode
+    model = models.get(mode)
+    if model is None:
+        raise BadRequest(
+            f"mode {mode!r} is not loaded", {"loaded": sorted(models)}, code="mode_not_loaded"
+        )
+    record = await store.get(doc_id, modes=(mode,))
+    if record is None:
+        raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
+    if record.status != Status.INDEXED:
+        raise NotIndexed(
+            f"document {doc_id!r} is {record.status}, not indexed",
+            {"status": str(record.status), "error": record.error},
+        )
+    state = record.states.get(mode)
+    if state is None or record.model_ids.get(mode) != model.model_id:
+        raise IndexedByAnotherModel(
+            f"document {doc_id!r} has no {mode} state from the loaded model {model.model_id}",
+            {"mode": mode, "stored": record.model_ids.get(mode), "loaded": model.model_id},
+        )
+    try:
+        query_ids = query_token_ids(model, body.queries, record.entities)
+    except ValueError as exc:
+        raise BadRequest(str(exc), code="bad_query") from exc
+    n_entities = len(record.entities)
+    if n_entities == 0:
+        results = [QueryAnswers(query=q, answers=[]) for q in body.queries]
+        return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)
+
+    Q = await batcher.encode(model, query_ids)  # (m, k)
+    start = time.perf_counter()
+    ranked = await asyncio.to_thread(rank_answers, model, state, Q, n_entities, body.top_k)
+    metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
+    results = [
+        QueryAnswers(
+            query=query,
+            answers=[
+                Answer(entity=record.entities[slot], score=score)
+                for slot, score in zip(slots, scores, strict=True)
+            ],
+        )
+        for query, slots, scores in zip(body.queries, ranked.slots, ranked.scores, strict=True)
+    ]
+    return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)

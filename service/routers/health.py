@@ -1,0 +1,69 @@
+"""Liveness, readiness and Prometheus metrics (no API key: probes and scrapers call them)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from service.deps import RuntimeDep
+from service.errors import ServiceError, error_response, error_responses
+from service.schemas import Health, Readiness
+from store.errors import StoreError
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz", response_model=Health, operation_id="healthz", summary="Liveness")
+async def healthz() -> Health:
+    return Health(status="ok")
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    operation_id="readyz",
+    summary="Readiness: the store answers and the models are loaded",
+    responses=error_responses(503),
+)
+async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
+    store_ok = False
+    problem = runtime.startup_error
+    if runtime.store is not None:
+        try:
+            async with asyncio.timeout(runtime.settings.redis_timeout_s):
+                await runtime.store.ping()
+            store_ok = True
+        except (StoreError, TimeoutError) as exc:
+            problem = problem or f"store: {exc or type(exc).__name__}"
+    readiness = Readiness(
+        status="ready" if store_ok and runtime.models else "not_ready",
+        store=store_ok,
+        models={mode: m.model_id for mode, m in runtime.models.items()},
+        worker=runtime.worker_task is not None,
+    )
+    if readiness.status != "ready":
+        message = problem or ("models are loading" if store_ok else "store unavailable")
+        return error_response(503, "not_ready", message, readiness.model_dump())
+    return readiness
+
+
+@router.get(
+    "/metrics",
+    operation_id="metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text"}},
+)
+async def metrics(runtime: RuntimeDep) -> Response:
+    if runtime.queue is not None:
+        # A scrape must not fail because the queue is down: the gauge keeps its last value.
+        with contextlib.suppress(ServiceError, TimeoutError):
+            async with asyncio.timeout(runtime.settings.redis_timeout_s):
+                runtime.metrics.ingest_queue_depth.set(await runtime.queue.depth())
+    if runtime.batcher is not None:
+        runtime.metrics.query_queue_depth.set(runtime.batcher.depth)
+    return Response(runtime.metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,100 @@
+"""Request and response bodies of the HTTP API (v1)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from encoder.state import Mode
+from store.record import Status
+
+# Ids end up in URLs and store keys: keep them plain.
+DocumentId = Annotated[
+    str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocumentIn(_Body):
+    id: DocumentId | None = Field(
+        default=None, description="Client id; omitted means an id derived from the text."
+    )
+    text: str = Field(min_length=1, description="The document text (UTF-8).")
+    candidates: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None,
+        description="Entity names to answer with; omitted means entities detected in the text.",
+    )
+
+
+class DocumentBatchIn(_Body):
+    documents: list[DocumentIn] = Field(min_length=1)
+
+
+class DocumentAccepted(BaseModel):
+    id: str
+    status: Status
+    status_url: str
+    text_hash: str
+    enqueued: bool = Field(description="False when the same id and text were already known.")
+
+
+class DocumentsAccepted(BaseModel):
+    documents: list[DocumentAccepted]
+
+
+class DocumentInfo(BaseModel):
+    id: str
+    status: Status
+    tokens: int
+    entities: int = Field(description="Number of entity slots the document uses.")
+    modes: list[str]
+    bytes_stored: dict[str, int]
+    model_ids: dict[str, str]
+    text_hash: str
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+class AppendIn(_Body):
+    text: str = Field(min_length=1, description="Text to append to an indexed document.")
+
+
+class AnswersIn(_Body):
+    queries: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="Cloze questions, each with exactly one @placeholder."
+    )
+    mode: Mode | None = Field(default=None, description="Attention mode; default from settings.")
+    top_k: int = Field(default=5, ge=1)
+
+
+class Answer(BaseModel):
+    entity: str
+    score: float = Field(description="Probability over the document's candidates.")
+
+
+class QueryAnswers(BaseModel):
+    query: str
+    answers: list[Answer]
+
+
+class AnswersOut(BaseModel):
+    id: str
+    mode: str
+    model_id: str
+    results: list[QueryAnswers]
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Readiness(BaseModel):
+    status: str
+    store: bool
+    models: dict[str, str] = Field(description="mode -> model id of every loaded model")
+    worker: bool = Field(description="Whether this process also runs an ingestion worker.")

@@ -1,0 +1,67 @@
+"""Tiny random-init checkpoints and the model's own forward pass, for checking the service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from encoder.config import ReaderConfig
+from encoder.model import Reader
+from encoder.state import MODES
+from encoder.text import anonymise_document, anonymise_query
+from encoder.vocab import Vocabulary
+from tests.service.texts import APPENDIX, DOCUMENTS, QUESTIONS
+
+MAX_ENTITIES = 20
+HIDDEN = 16
+
+
+def build_checkpoints(directory: Path, seed: int = 0) -> Path:
+    """One tiny random reader per mode, with a vocabulary of the test texts, in `directory`."""
+    token_lists = [
+        anonymise_document(text, max_entities=MAX_ENTITIES).tokens
+        for text in [*DOCUMENTS.values(), APPENDIX]
+    ]
+    token_lists += [q.lower().split() for qs in QUESTIONS.values() for q in qs]
+    vocab = Vocabulary.build(token_lists, max_entities=MAX_ENTITIES, min_count=1)
+    for i, mode in enumerate(MODES):
+        torch.manual_seed(seed * 100 + i)
+        config = ReaderConfig(
+            mode=mode,
+            vocab_size=len(vocab),
+            embed_dim=12,
+            hidden_size=HIDDEN,
+            max_entities=MAX_ENTITIES,
+            dropout=0.0,
+        )
+        save_checkpoint(directory / f"{mode}.pt", Reader(config).eval(), vocab, {"test": True})
+    return directory
+
+
+def forward_probabilities(
+    ckpt: Checkpoint, text: str, question: str, candidates: list[str] | None = None
+) -> dict[str, float]:
+    """entity name -> probability, from one padded-batch `forward` over the whole text."""
+    anon = anonymise_document(text, candidates, max_entities=MAX_ENTITIES)
+    q_tokens = anonymise_query(question, anon.entities)
+    doc_ids = torch.tensor([ckpt.vocab.encode(anon.tokens)])
+    query_ids = torch.tensor([ckpt.vocab.encode(q_tokens)])
+    mask = torch.zeros(1, ckpt.model.config.max_entities, dtype=torch.bool)
+    mask[0, : len(anon.entities)] = True
+    ckpt.model.eval()
+    with torch.no_grad():
+        scores = ckpt.model(
+            doc_ids,
+            torch.tensor([doc_ids.shape[1]]),
+            query_ids,
+            torch.tensor([query_ids.shape[1]]),
+            mask,
+        )
+    probs = torch.softmax(scores[0, : len(anon.entities)], dim=-1)
+    return {name: float(p) for name, p in zip(anon.entities, probs, strict=True)}
+
+
+def load(directory: Path, mode: str) -> Checkpoint:
+    return load_checkpoint(directory / f"{mode}.pt")
