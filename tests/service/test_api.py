@@ -1,0 +1,196 @@
+"""The API in-process (embedded store and worker): indexing, answers, append, delete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from encoder.state import MODES
+from encoder.text import anonymise_document, anonymise_query
+from tests.service.conftest import AppClient, wait_status
+from tests.service.helpers import MAX_ENTITIES, forward_probabilities, load
+from tests.service.texts import APPENDIX, DOCUMENTS, HARBOUR, ORCHARD, QUESTIONS
+
+
+def assert_matches_forward(
+    body: dict, expected: list[dict[str, float]], top_k: int, tol: float = 1e-4
+) -> None:
+    for result, probs in zip(body["results"], expected, strict=True):
+        names = [a["entity"] for a in result["answers"]]
+        assert len(names) == min(top_k, len(probs))
+        assert set(names) <= set(probs)  # answers are entities of the document
+        scores = [a["score"] for a in result["answers"]]
+        assert scores == sorted(scores, reverse=True)
+        for a in result["answers"]:
+            assert a["score"] == pytest.approx(probs[a["entity"]], abs=tol)
+        # The best answer is the forward pass's best (up to ties within tolerance).
+        best = max(probs.values())
+        assert probs[names[0]] == pytest.approx(best, abs=tol)
+
+
+async def test_index_then_answer_equals_forward_pass_in_every_mode(
+    app_client: AppClient, checkpoint_dir: Path
+) -> None:
+    async with app_client() as client:
+        batch = [{"id": doc_id, "text": text} for doc_id, text in DOCUMENTS.items()]
+        response = await client.post("/v1/documents", json={"documents": batch})
+        assert response.status_code == 202, response.text
+        accepted = response.json()["documents"]
+        assert [d["id"] for d in accepted] == list(DOCUMENTS)
+        assert all(d["status"] == "queued" and d["enqueued"] for d in accepted)
+        assert accepted[0]["status_url"].endswith("/v1/documents/harbour")
+        for doc_id in DOCUMENTS:
+            info = await wait_status(client, doc_id, "indexed")
+            assert info["modes"] == sorted(MODES)
+            assert info["tokens"] > 50 and info["entities"] > 2 and info["error"] is None
+            assert set(info["bytes_stored"]) == set(MODES)
+            # k×k states (packed triangle) do not grow with the text; H (n×k) does.
+            assert info["bytes_stored"]["softmax"] > info["bytes_stored"]["linear"]
+
+        for mode in MODES:
+            ckpt = load(checkpoint_dir, mode)
+            for doc_id, questions in QUESTIONS.items():
+                response = await client.post(
+                    f"/v1/documents/{doc_id}/answers",
+                    json={"queries": questions, "mode": mode, "top_k": 3},
+                )
+                assert response.status_code == 200, response.text
+                body = response.json()
+                assert body["mode"] == mode and body["model_id"] == ckpt.model_id
+                expected = [forward_probabilities(ckpt, DOCUMENTS[doc_id], q) for q in questions]
+                assert_matches_forward(body, expected, top_k=3)
+
+
+async def test_default_mode_and_client_candidates(app_client: AppClient) -> None:
+    async with app_client(modes=["linear", "none"]) as client:
+        candidates = ["Marigold Ashby", "Tobias", "Halvard", "Gull Rock"]
+        response = await client.post(
+            "/v1/documents", json={"id": "h1", "text": HARBOUR, "candidates": candidates}
+        )
+        assert response.status_code == 202
+        info = await wait_status(client, "h1", "indexed")
+        assert info["entities"] == 4 and info["modes"] == ["linear", "none"]
+        response = await client.post(
+            "/v1/documents/h1/answers", json={"queries": [QUESTIONS["harbour"][0]], "top_k": 10}
+        )
+        body = response.json()
+        assert body["mode"] == "linear"
+        answers = body["results"][0]["answers"]
+        assert {a["entity"] for a in answers} == set(candidates)
+        assert sum(a["score"] for a in answers) == pytest.approx(1.0, abs=1e-5)
+
+
+async def test_same_id_same_text_is_one_document_new_text_reindexes(
+    app_client: AppClient,
+) -> None:
+    async with app_client(modes=["linear"]) as client:
+        first = (await client.post("/v1/documents", json={"id": "d", "text": HARBOUR})).json()
+        indexed = await wait_status(client, "d", "indexed")
+        again = (await client.post("/v1/documents", json={"id": "d", "text": HARBOUR})).json()
+        assert again["documents"][0]["enqueued"] is False
+        assert again["documents"][0]["status"] == "indexed"
+        assert (await wait_status(client, "d", "indexed"))["updated_at"] == indexed["updated_at"]
+
+        other = (await client.post("/v1/documents", json={"id": "d", "text": ORCHARD})).json()
+        assert other["documents"][0]["enqueued"] is True
+        assert other["documents"][0]["text_hash"] != first["documents"][0]["text_hash"]
+        reindexed = await wait_status(client, "d", "indexed")
+        assert reindexed["text_hash"] == other["documents"][0]["text_hash"]
+        assert reindexed["created_at"] == indexed["created_at"]
+        answers = await client.post(
+            "/v1/documents/d/answers", json={"queries": [QUESTIONS["orchard"][0]], "top_k": 20}
+        )
+        names = {a["entity"] for a in answers.json()["results"][0]["answers"]}
+        assert "Agnes" in names and "Tobias" not in names
+
+        # Without an id, the id comes from the text: posting it twice is one document.
+        a = (await client.post("/v1/documents", json={"text": ORCHARD})).json()["documents"][0]
+        b = (await client.post("/v1/documents", json={"text": ORCHARD})).json()["documents"][0]
+        assert a["id"] == b["id"] and a["id"].startswith("doc-")
+
+
+async def test_append_equals_encoding_the_whole_text(
+    app_client: AppClient, checkpoint_dir: Path
+) -> None:
+    async with app_client(modes=["linear", "softmax"]) as client:
+        await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
+        before = await wait_status(client, "h", "indexed")
+        response = await client.post("/v1/documents/h/text", json={"text": APPENDIX})
+        assert response.status_code == 200, response.text
+        after = response.json()
+        assert after["text_hash"] != before["text_hash"]
+        assert after["entities"] > before["entities"]  # Rosalind joins the entity map
+        assert after["bytes_stored"]["linear"] == before["bytes_stored"]["linear"]
+
+        # The reference: both parts anonymised as the service does, read in one pass.
+        first = anonymise_document(HARBOUR, max_entities=MAX_ENTITIES)
+        second = anonymise_document(APPENDIX, max_entities=MAX_ENTITIES, known=first.entities)
+        assert after["tokens"] == len(first.tokens) + len(second.tokens)
+        question = "@placeholder returned to Gull Rock with her daughter."
+        for mode in ("linear", "softmax"):
+            ckpt = load(checkpoint_dir, mode)
+            ids = torch.tensor([ckpt.vocab.encode(first.tokens + second.tokens)])
+            q = torch.tensor([ckpt.vocab.encode(anonymise_query(question, second.entities))])
+            mask = torch.zeros(1, MAX_ENTITIES, dtype=torch.bool)
+            mask[0, : len(second.entities)] = True
+            with torch.no_grad():
+                scores = ckpt.model(
+                    ids, torch.tensor([ids.shape[1]]), q, torch.tensor([q.shape[1]]), mask
+                )
+            probs = torch.softmax(scores[0, : len(second.entities)], -1)
+            expected = dict(zip(second.entities, probs.tolist(), strict=True))
+            response = await client.post(
+                "/v1/documents/h/answers", json={"queries": [question], "mode": mode, "top_k": 5}
+            )
+            assert_matches_forward(response.json(), [expected], top_k=5)
+
+
+async def test_delete(app_client: AppClient) -> None:
+    async with app_client(modes=["linear"]) as client:
+        await client.post("/v1/documents", json={"id": "gone", "text": ORCHARD})
+        await wait_status(client, "gone", "indexed")
+        assert (await client.delete("/v1/documents/gone")).status_code == 204
+        assert (await client.get("/v1/documents/gone")).status_code == 404
+        assert (await client.delete("/v1/documents/gone")).status_code == 404
+        response = await client.post(
+            "/v1/documents/gone/answers", json={"queries": [QUESTIONS["orchard"][0]]}
+        )
+        assert response.status_code == 404
+
+
+async def test_health_readiness_metrics_and_openapi(app_client: AppClient) -> None:
+    async with app_client(modes=["linear"]) as client:
+        assert (await client.get("/healthz")).json() == {"status": "ok"}
+        ready = (await client.get("/readyz")).json()
+        assert ready["store"] is True and list(ready["models"]) == ["linear"] and ready["worker"]
+        await client.post("/v1/documents", json={"id": "m", "text": ORCHARD})
+        await wait_status(client, "m", "indexed")
+        await client.post("/v1/documents/m/answers", json={"queries": QUESTIONS["orchard"]})
+        text = (await client.get("/metrics")).text
+        for series in (
+            'cheapqa_request_seconds_count{method="POST",route="/v1/documents/{doc_id}/answers"',
+            "cheapqa_ingest_queue_depth 0.0",
+            "cheapqa_query_batch_size_count",
+            "cheapqa_ingest_batch_size_count 1.0",
+            "cheapqa_documents_indexed_total 1.0",
+            "cheapqa_documents_failed_total 0.0",
+            'cheapqa_lookup_seconds_count{mode="linear"} 1.0',
+        ):
+            assert series in text, series
+
+        spec = (await client.get("/openapi.json")).json()
+        operations = {
+            op["operationId"]: op for path in spec["paths"].values() for op in path.values()
+        }
+        assert {"index_documents", "get_document", "delete_document", "append_text",
+                "answer_queries", "healthz", "readyz", "metrics"} <= set(operations)  # fmt: skip
+        for name in ("index_documents", "answer_queries", "append_text", "get_document"):
+            responses = operations[name]["responses"]
+            for status in ("401", "422", "503"):
+                schema = responses[status]["content"]["application/json"]["schema"]
+                assert schema["$ref"].endswith("/ErrorBody")
+        assert "429" in operations["answer_queries"]["responses"]
+        assert "409" in operations["answer_queries"]["responses"]
+        assert "413" in operations["index_documents"]["responses"]
