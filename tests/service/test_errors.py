@@ -55,13 +55,14 @@ async def test_400_and_422_bad_input(app_client: AppClient) -> None:
         )
         assert_error(dup, 400, "duplicate_id")
 
-        for body in (
+        bodies: list[dict[str, Any]] = [
             {},
             {"text": ""},
             {"text": "hi", "colour": "blue"},
             {"documents": []},
             {"id": "bad id/with slash", "text": "hi"},
-        ):
+        ]
+        for body in bodies:
             assert_error(await client.post("/v1/documents", json=body), 422, "validation_error")
         assert_error(await client.post(url, json={"queries": []}), 422, "validation_error")
         assert_error(await client.post(url, json={"queries": [QUESTION], "mode": "cosine"}), 422)
@@ -147,7 +148,7 @@ async def test_429_when_the_query_queue_is_full(app_client: AppClient) -> None:
     async with app_client(modes=["linear"], query_queue_size=1) as client:
         await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
         await wait_status(client, "h", "indexed")
-        reader = client.app.state.runtime.models["linear"].reader  # type: ignore[attr-defined]
+        reader = client.app.state.runtime.models["linear"].reader
         release = threading.Event()
         entered = threading.Event()
         original = reader.encode_queries
@@ -177,7 +178,7 @@ async def test_429_when_the_query_queue_is_full(app_client: AppClient) -> None:
 async def test_503_when_the_store_is_unreachable(app_client: AppClient) -> None:
     closed = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     async with app_client(ready=False, modes=["linear"], store_url=closed) as client:
-        runtime = client.app.state.runtime  # type: ignore[attr-defined]
+        runtime = client.app.state.runtime
         for _ in range(200):  # wait for the models, so only the store can be at fault
             if runtime.models:
                 break
