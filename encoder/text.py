@@ -33,7 +33,7 @@ _NOT_NAMES_TEXT = """
     major lieutenant rev reverend chapter volume book part
     monday tuesday wednesday thursday friday saturday sunday
     january february march april june july august september october november december
-    christmas easter god heaven
+    christmas easter god heaven aye ay esq
 """
 _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 _TITLES_WITH_DOT = frozenset({"mr", "mrs", "ms", "dr", "st", "messrs", "rev", "col", "capt"})
@@ -91,8 +91,9 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _is_capitalised(token: str) -> bool:
-    # All-caps words longer than a letter are headings or shouting ("CHAPTER", "EMMA").
-    return token[:1].isupper() and token.isalpha() and not (len(token) > 1 and token.isupper())
+    # All-caps words are headings or shouting ("CHAPTER", "EMMA").
+    # Single letters are initials or "I".
+    return len(token) > 1 and token[:1].isupper() and token.isalpha() and not token.isupper()
 
 
 def find_candidates(text: str, *, min_count: int = 1) -> list[str]:

@@ -1,0 +1,1 @@
+"""Data: real text sources, entity-cloze question building, the JSONL format."""

@@ -1,0 +1,119 @@
+"""Entity-cloze questions from running text.
+
+A document is a window of consecutive sentences (about `window_tokens` tokens). Every sentence
+of the window that mentions an entity which the rest of the window mentions too gives
+questions: one per such mention, the mention blanked to `@placeholder`. The question sentence
+is taken out of the document (`keep_query_sentence=False`), so the answer has to be inferred
+from what the other sentences say, or left in (`True`), so that the reader has to find the
+sentence again: a retrieval task, like most of CNN's questions.
+
+Entity markers are numbered by a seeded random draw from the `max_entities` slots per window,
+so nothing can be read from the numbers themselves.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from encoder.data.questions import Question
+from encoder.data.sources import Text
+from encoder.text import PLACEHOLDER, anonymise_document, entity_marker, split_sentences
+
+
+@dataclass(frozen=True)
+class ClozeOptions:
+    window_tokens: int = 300  # document length target (whole sentences)
+    max_query_tokens: int = 40  # longer question sentences are cut around the blank
+    min_query_tokens: int = 6
+    keep_query_sentence: bool = False
+    max_questions_per_window: int = 12
+    max_entities: int = 50
+    min_candidates: int = 2
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    tokens: list[str]  # anonymised with the text's entity map: markers "@entity{i}"
+
+
+def _anonymised_sentences(text: Text, candidates: Sequence[str]) -> tuple[list[_Sentence], int]:
+    """Every sentence, entities replaced with one text-wide numbering (slot = candidate index)."""
+    sentences: list[_Sentence] = []
+    for paragraph in text.paragraphs:
+        for sentence in split_sentences(paragraph):
+            anon = anonymise_document(
+                sentence, candidates, max_entities=len(candidates), known=candidates
+            )
+            if anon.tokens:
+                sentences.append(_Sentence(anon.tokens))
+    return sentences, len(candidates)
+
+
+def _windows(sentences: list[_Sentence], window_tokens: int) -> Iterator[list[_Sentence]]:
+    """Consecutive, non-overlapping runs of whole sentences of about window_tokens tokens."""
+    window: list[_Sentence] = []
+    size = 0
+    for s in sentences:
+        if window and size + len(s.tokens) > window_tokens:
+            yield window
+            window, size = [], 0
+        window.append(s)
+        size += len(s.tokens)
+    if window:
+        yield window
+
+
+def _cut_around(tokens: list[str], centre: int, max_len: int) -> list[str]:
+    if len(tokens) <= max_len:
+        return tokens
+    start = min(max(0, centre - max_len // 2), len(tokens) - max_len)
+    return tokens[start : start + max_len]
+
+
+def build_questions(
+    text: Text, candidates: Sequence[str], options: ClozeOptions, seed: int
+) -> list[Question]:
+    """Cloze questions from one text, deterministic given `seed`."""
+    rng = random.Random(f"{seed}:{text.name}")
+    sentences, n_entities = _anonymised_sentences(text, candidates)
+    is_entity = {entity_marker(i) for i in range(n_entities)}
+    questions: list[Question] = []
+    for w, window in enumerate(_windows(sentences, options.window_tokens)):
+        window_questions: list[tuple[int, int, list[str], list[str], str]] = []
+        for s_idx, sentence in enumerate(window):
+            if len(sentence.tokens) < options.min_query_tokens:
+                continue
+            rest = [t for j, s in enumerate(window) if j != s_idx for t in s.tokens]
+            document = (
+                [t for s in window for t in s.tokens] if options.keep_query_sentence else rest
+            )
+            in_rest = {t for t in rest if t in is_entity}
+            for pos, tok in enumerate(sentence.tokens):
+                if tok not in in_rest or sentence.tokens.count(tok) != 1:
+                    continue  # answer not elsewhere in the window, or given away by a repeat
+                query = list(sentence.tokens)
+                query[pos] = PLACEHOLDER
+                query = _cut_around(query, pos, options.max_query_tokens)
+                window_questions.append((s_idx, pos, document, query, tok))
+        rng.shuffle(window_questions)
+        for s_idx, pos, document, query, answer in window_questions[
+            : options.max_questions_per_window
+        ]:
+            mentioned = list(dict.fromkeys(t for t in document if t in is_entity))
+            if len(mentioned) < options.min_candidates or len(mentioned) > options.max_entities:
+                continue
+            # Renumber: each of the window's entities gets a random one of the E slots.
+            slots = rng.sample(range(options.max_entities), len(mentioned))
+            renumber = {e: entity_marker(s) for e, s in zip(mentioned, slots, strict=True)}
+            questions.append(
+                Question(
+                    id=f"{text.name}-{w:04d}-{s_idx:02d}-{pos:02d}",
+                    document=" ".join(renumber.get(t, t) for t in document),
+                    query=" ".join(renumber.get(t, t) for t in query),
+                    answer=renumber[answer],
+                    candidates=sorted(renumber.values(), key=lambda m: int(m[7:])),
+                )
+            )
+    return questions

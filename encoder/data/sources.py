@@ -1,0 +1,182 @@
+"""Real text to build questions from: Jane Austen's six novels (Debian's r-cran-janeaustenr) and,
+optionally, gensim's shortened English Wikipedia sample. Nothing of either is committed: the
+text is fetched with the system's package tools into a cache folder and read from there.
+"""
+
+from __future__ import annotations
+
+import bz2
+import re
+import shutil
+import subprocess
+import warnings
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+JANEAUSTENR_PACKAGE = "r-cran-janeaustenr"
+NOVELS = (
+    "emma",
+    "mansfieldpark",
+    "northangerabbey",
+    "persuasion",
+    "prideprejudice",
+    "sensesensibility",
+)
+WIKI_SAMPLE_GLOB = "enwiki-latest-pages-articles1.xml-*-shortened.bz2"
+
+
+class SourceError(RuntimeError):
+    """The source text could not be fetched or read (with what to do about it)."""
+
+
+@dataclass(frozen=True)
+class Text:
+    name: str  # e.g. "emma" or "wiki:Anarchism"
+    paragraphs: list[str]
+
+
+def _find_rdata(root: Path) -> Path | None:
+    """The `.../janeaustenr/data/Rdata` stem (of Rdata.rdb / Rdata.rdx) under root, if any."""
+    for rdx in sorted(root.rglob("Rdata.rdx")):
+        if rdx.parent.name == "data" and rdx.with_suffix(".rdb").is_file():
+            return rdx.with_suffix("")
+    return None
+
+
+def fetch_janeaustenr(cache_dir: Path) -> Path:
+    """Download and unpack the Debian package into cache_dir (once); return the Rdata stem."""
+    unpacked = cache_dir / JANEAUSTENR_PACKAGE
+    stem = _find_rdata(unpacked) if unpacked.is_dir() else None
+    if stem is not None:
+        return stem
+    for tool in ("apt-get", "dpkg-deb"):
+        if shutil.which(tool) is None:
+            raise SourceError(
+                f"`{tool}` is not available, so {JANEAUSTENR_PACKAGE} cannot be fetched here. "
+                f"On another Debian/Ubuntu machine run `apt-get download {JANEAUSTENR_PACKAGE}` "
+                "and `dpkg-deb -x <file>.deb DIR`, then pass --source-dir DIR."
+            )
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for old in cache_dir.glob(f"{JANEAUSTENR_PACKAGE}_*.deb"):
+        old.unlink()
+    run = subprocess.run(
+        ["apt-get", "download", JANEAUSTENR_PACKAGE],
+        cwd=cache_dir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    debs = sorted(cache_dir.glob(f"{JANEAUSTENR_PACKAGE}_*.deb"))
+    if run.returncode != 0 or not debs:
+        raise SourceError(
+            f"`apt-get download {JANEAUSTENR_PACKAGE}` failed ({run.returncode}): "
+            f"{run.stderr.strip()[-500:]}\nIs a Debian archive with it in the apt sources "
+            "(run `apt-get update`)? Or pass --source-dir to an unpacked copy."
+        )
+    subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(unpacked)], check=True)
+    stem = _find_rdata(unpacked)
+    if stem is None:
+        raise SourceError(f"{debs[-1]} holds no data/Rdata.rdb; an unexpected package version?")
+    return stem
+
+
+def locate_janeaustenr(source_dir: Path | None, cache_dir: Path) -> Path:
+    """The Rdata stem: under source_dir when given, else fetched into cache_dir."""
+    if source_dir is None:
+        return fetch_janeaustenr(cache_dir)
+    stem = _find_rdata(source_dir)
+    if stem is None:
+        raise SourceError(f"no janeaustenr data/Rdata.rdb and Rdata.rdx under {source_dir}")
+    return stem
+
+
+def read_lazyload(stem: Path) -> dict[str, object]:
+    """Read R's lazy-load database (`stem.rdx` index + `stem.rdb` blobs) into Python objects.
+
+    The index is a gzipped RDS file listing, per variable, (offset, length) in the .rdb; each
+    blob is a 4-byte length followed by a zlib-compressed R serialization, which `rdata` parses.
+    """
+    try:
+        import rdata
+    except ImportError as e:
+        raise SourceError("building the data set needs `pip install cheapqa[data]` (rdata)") from e
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # rdata warns that the .rdx has no RDS magic line
+        index = rdata.read_rds(stem.with_suffix(".rdx"))
+        blob = stem.with_suffix(".rdb").read_bytes()
+        out: dict[str, object] = {}
+        for name, (offset, length) in index["variables"].items():
+            chunk = blob[int(offset) : int(offset) + int(length)]
+            parsed = rdata.parser.parse_data(zlib.decompress(chunk[4:]))
+            out[str(name)] = rdata.conversion.convert(parsed)
+    return out
+
+
+_HEADING = re.compile(r"^\s*(chapter|volume)\b", re.IGNORECASE)
+
+
+def _paragraphs(lines: list[str]) -> list[str]:
+    """Join a novel's lines into paragraphs; drop the title page and chapter headings."""
+    first = next((i for i, line in enumerate(lines) if _HEADING.match(line)), 0)
+    paragraphs: list[str] = []
+    current: list[str] = []
+    for line in [*lines[first:], ""]:
+        line = line.strip()
+        is_heading = bool(_HEADING.match(line)) or (line.isupper() and len(line.split()) < 8)
+        if not line or is_heading:
+            if current:
+                paragraphs.append(" ".join(current))
+            current = []
+        else:
+            current.append(line)
+    return paragraphs
+
+
+def austen_novels(stem: Path) -> dict[str, Text]:
+    """The six novels by name (see NOVELS), as paragraphs."""
+    objects = read_lazyload(stem)
+    missing = [n for n in NOVELS if n not in objects]
+    if missing:
+        raise SourceError(f"{stem} lacks the novels {missing}")
+    return {
+        n: Text(name=n, paragraphs=_paragraphs([str(x) for x in objects[n]]))  # type: ignore[attr-defined]
+        for n in NOVELS
+    }
+
+
+def find_wiki_sample() -> Path | None:
+    """gensim's shortened Wikipedia dump, when gensim is installed."""
+    try:
+        import gensim
+    except ImportError:
+        return None
+    found = sorted((Path(gensim.__file__).parent / "test" / "test_data").glob(WIKI_SAMPLE_GLOB))
+    return found[0] if found else None
+
+
+def wiki_articles(path: Path, min_paragraphs: int = 5) -> Iterator[Text]:
+    """Articles of a MediaWiki XML dump (.bz2), markup stripped by gensim's `filter_wiki`."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        from gensim.corpora.wikicorpus import filter_wiki
+    except ImportError as e:
+        raise SourceError("the Wikipedia domain needs `pip install gensim`") from e
+    title = ""
+    with bz2.open(path, "rb") as f:
+        for _, elem in ET.iterparse(f):
+            tag = elem.tag.rsplit("}", 1)[-1]
+            if tag == "title":
+                title = elem.text or ""
+            elif tag == "text" and elem.text and not elem.text.lstrip().startswith("#REDIRECT"):
+                plain = filter_wiki(elem.text)
+                paragraphs = [
+                    " ".join(p.split())
+                    for p in plain.split("\n\n")
+                    if len(p.split()) > 8 and not p.lstrip().startswith(("=", "*", "|"))
+                ]
+                if len(paragraphs) >= min_paragraphs:
+                    yield Text(name=f"wiki:{title}", paragraphs=paragraphs)
+            elem.clear()

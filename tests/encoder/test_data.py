@@ -1,0 +1,130 @@
+"""Cloze building on a small synthetic text, the JSONL format, baselines, and the real build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from encoder.data.cloze import ClozeOptions, build_questions
+from encoder.data.questions import (
+    DataError,
+    Question,
+    baselines,
+    read_questions,
+    write_questions,
+)
+from encoder.data.sources import Text, _paragraphs
+from encoder.text import PLACEHOLDER, find_candidates, tokenize
+
+STORY = Text(
+    name="story",
+    paragraphs=[
+        "Anna lived in Bristol with her brother Tom. Anna loved the sea, and Tom loved the hills.",
+        "One day Tom went to Bristol to see Clara. Clara gave Tom a letter for Anna.",
+        "Anna read the letter from Clara twice. Then Anna wrote to Clara about Tom.",
+        "The letter said that Clara would come to Bristol soon. Tom was glad, and so was Anna.",
+    ]
+    * 3,
+)
+NAMES = ["Anna", "Bristol", "Tom", "Clara"]
+
+
+def _build(**kw: object) -> list[Question]:
+    options = ClozeOptions(window_tokens=60, min_query_tokens=4, max_entities=10, **kw)  # type: ignore[arg-type]
+    return build_questions(STORY, find_candidates(" ".join(STORY.paragraphs)), options, seed=1)
+
+
+def test_heuristic_finds_the_names() -> None:
+    assert sorted(find_candidates(" ".join(STORY.paragraphs))) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_every_answer_is_a_candidate_in_the_document(keep: bool) -> None:
+    questions = _build(keep_query_sentence=keep)
+    assert len(questions) > 10
+    for q in questions:
+        q.check()  # answer in candidates, candidates in document, one placeholder
+        doc = tokenize(q.document)
+        assert q.answer in doc
+        assert set(q.candidates) == {t for t in doc if t.startswith("@entity")}
+        query = tokenize(q.query)
+        assert query.count(PLACEHOLDER) == 1 and q.answer not in query
+        # No names leak through as words.
+        assert not {n.lower() for n in NAMES} & set(doc + query)
+
+
+def test_removed_sentence_is_not_in_the_document() -> None:
+    for q in _build(keep_query_sentence=False):
+        query = tokenize(q.query.replace(PLACEHOLDER, q.answer))
+        doc = " ".join(tokenize(q.document))
+        assert " ".join(query) not in doc
+    kept = _build(keep_query_sentence=True)
+    assert all(
+        " ".join(tokenize(q.query.replace(PLACEHOLDER, q.answer))) in q.document for q in kept
+    )
+
+
+def test_build_is_deterministic_and_seeded() -> None:
+    assert _build() == _build()
+    options = ClozeOptions(window_tokens=60, min_query_tokens=4, max_entities=10)
+    other = build_questions(STORY, NAMES, options, seed=2)
+    assert [q.answer for q in other] != [q.answer for q in _build()]
+
+
+def test_jsonl_round_trip_and_errors(tmp_path: Path) -> None:
+    questions = _build()
+    path = tmp_path / "q.jsonl"
+    assert write_questions(path, questions) == len(questions)
+    assert list(read_questions(path)) == questions
+    bad = json.loads(path.read_text().splitlines()[0])
+    bad["answer"] = "@entity49"
+    path.write_text(json.dumps(bad) + "\n")
+    with pytest.raises(DataError, match=":1:"):
+        list(read_questions(path))
+    with pytest.raises(DataError):
+        list(read_questions(tmp_path / "absent.jsonl"))
+
+
+def test_baselines_on_hand_made_questions() -> None:
+    qs = [
+        Question(
+            "a",
+            "x @entity1 @entity2 @entity2",
+            "x @placeholder",
+            "@entity1",
+            ["@entity1", "@entity2"],
+        ),
+        Question(
+            "b",
+            "@entity3 y @entity3 @entity4",
+            "@placeholder y",
+            "@entity3",
+            ["@entity3", "@entity4"],
+        ),
+    ]
+    b = baselines(qs)
+    assert b.count == 2 and b.random == pytest.approx(0.5)
+    assert b.most_frequent == pytest.approx(0.5)  # wrong on a, right on b
+    assert b.most_recent == 0.0  # the last mention is @entity2 in a, @entity4 in b
+    assert b.context_match == pytest.approx(1.0)  # "x" before the blank in a, "y" after it in b
+
+
+def test_paragraphs_drop_headings() -> None:
+    lines = ["EMMA", "", "By Jane Austen", "", "CHAPTER I", "", "One line", "and more.", "", "Two."]
+    assert _paragraphs(lines) == ["One line and more.", "Two."]
+
+
+def _built(split: str) -> Path:
+    path = Path("data/cloze") / f"{split}.jsonl"
+    if not path.is_file():
+        pytest.skip("run `cheapqa data build` first")
+    return path
+
+
+def test_built_data_set_is_valid_and_big_enough() -> None:
+    train = list(read_questions(_built("train")))
+    test = list(read_questions(_built("test")))
+    assert len(train) >= 8000
+    assert {q.id.split("-")[0] for q in train}.isdisjoint({q.id.split("-")[0] for q in test})
