@@ -1,0 +1,167 @@
+"""The ingestion worker: grouping, idempotency, failures and dead letters, stopping."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from service.documents import text_hash
+from service.ingest import worker as worker_module
+from service.ingest.embedded import EmbeddedQueue
+from service.ingest.queue import IngestJob
+from service.ingest.worker import IngestWorker, length_groups
+from service.metrics import Metrics
+from service.models import load_models
+from service.settings import Settings
+from store.embedded import SqliteDocumentStore
+from store.record import DocumentRecord, Status
+from tests.service.conftest import SettingsFactory
+from tests.service.texts import DOCUMENTS, HARBOUR, ORCHARD
+
+
+def test_length_groups_keep_similar_lengths_together() -> None:
+    lengths = [100, 5, 7, 400, 190, 6, 1000]
+    groups = length_groups(lengths, max_group=3)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for group in groups:
+        sizes = [lengths[i] for i in group]
+        assert len(group) <= 3 and max(sizes) <= 2 * min(sizes)
+    assert groups[0] == [1, 5, 2]  # shortest first
+
+
+@dataclass
+class Rig:
+    settings: Settings
+    store: SqliteDocumentStore
+    queue: EmbeddedQueue
+    worker: IngestWorker
+    metrics: Metrics
+
+    async def post(self, doc_id: str, text: str) -> IngestJob:
+        h = text_hash(text)
+        await self.store.put(DocumentRecord(id=doc_id, text_hash=h, status=Status.QUEUED))
+        job = IngestJob(doc_id, text, h)
+        await self.queue.enqueue(job)
+        return job
+
+    async def drain(self, rounds: int = 1) -> None:
+        for _ in range(rounds):
+            deliveries = await self.queue.read(
+                self.worker.consumer, self.settings.ingest_max_batch, 50
+            )
+            if deliveries:
+                await self.worker.process(deliveries)
+
+
+@pytest.fixture
+async def rig(make_settings: SettingsFactory) -> AsyncIterator[Rig]:
+    settings = make_settings(modes=["linear", "none"], ingest_max_deliveries=2)
+    store = SqliteDocumentStore(settings.data_dir / "store.sqlite3", dtype="float32")
+    queue = EmbeddedQueue(
+        settings.data_dir / "ingest.sqlite3", claim_idle_ms=settings.ingest_claim_idle_ms
+    )
+    metrics = Metrics()
+    worker = IngestWorker(settings, store, queue, load_models(settings), metrics, "w1")
+    yield Rig(settings, store, queue, worker, metrics)
+    await queue.close()
+    await store.close()
+
+
+async def test_indexes_a_batch_and_acks_it(rig: Rig) -> None:
+    for doc_id, text in DOCUMENTS.items():
+        await rig.post(doc_id, text)
+    await rig.drain()
+    for doc_id in DOCUMENTS:
+        record = await rig.store.get(doc_id)
+        assert record is not None and record.status == Status.INDEXED
+        assert set(record.states) == {"linear", "none"} and record.entities
+    assert await rig.queue.depth() == 0
+    assert rig.metrics.documents_indexed._value.get() == 3
+
+
+async def test_stale_and_repeated_entries_write_nothing(rig: Rig) -> None:
+    await rig.post("d", HARBOUR)
+    await rig.drain()
+    indexed = await rig.store.get("d", modes=())
+    assert indexed is not None
+    # Redelivery of the same job after its write: acked, not written again.
+    await rig.queue.enqueue(IngestJob("d", HARBOUR, text_hash(HARBOUR)))
+    # A job for text the document no longer has, and one for a deleted document.
+    await rig.queue.enqueue(IngestJob("d", ORCHARD, text_hash(ORCHARD)))
+    await rig.queue.enqueue(IngestJob("gone", ORCHARD, text_hash(ORCHARD)))
+    await rig.drain()
+    again = await rig.store.get("d", modes=())
+    assert again is not None and again.updated_at == indexed.updated_at
+    assert again.text_hash == text_hash(HARBOUR)
+    assert await rig.store.get("gone") is None
+    assert await rig.queue.depth() == 0
+
+
+async def test_a_failing_document_is_retried_then_dead_lettered(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = worker_module.encode_group
+    calls: list[int] = []
+
+    def explode_on_orchard(models: Any, token_lists: Any) -> Any:
+        calls.append(len(token_lists))
+        if any("honey" in tokens for tokens in token_lists):
+            raise RuntimeError("out of memory (simulated)")
+        return real(models, token_lists)
+
+    monkeypatch.setattr(worker_module, "encode_group", explode_on_orchard)
+    await rig.post("good", HARBOUR)
+    await rig.post("bad", ORCHARD)
+    await rig.drain()
+    # The good document is not held back by the bad one.
+    good = await rig.store.get("good", modes=())
+    assert good is not None and good.status == Status.INDEXED
+    bad = await rig.store.get("bad", modes=())
+    assert bad is not None and bad.status == Status.QUEUED  # one failure: will be retried
+    assert await rig.queue.depth() == 1
+
+    await asyncio.sleep(rig.settings.ingest_claim_idle_ms / 1000 + 0.05)
+    await rig.drain()  # second delivery = ingest_max_deliveries: gives up
+    bad = await rig.store.get("bad", modes=())
+    assert bad is not None and bad.status == Status.FAILED
+    assert bad.error is not None and "out of memory" in bad.error
+    assert await rig.queue.depth() == 0
+    [dead] = await rig.queue.dead_letters()
+    assert dead["doc_id"] == "bad" and dead["deliveries"] == 2
+    assert rig.metrics.documents_failed._value.get() == 1
+
+
+async def test_an_entry_delivered_too_often_is_dead_lettered_unread(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A consumer that died on it twice (e.g. killed by the OOM killer) left it at 2 deliveries.
+    await rig.post("crashy", ORCHARD)
+    for _ in range(2):
+        assert len(await rig.queue.read("doomed", 10, 50)) == 1
+        await asyncio.sleep(rig.settings.ingest_claim_idle_ms / 1000 + 0.05)
+    monkeypatch.setattr(worker_module, "encode_group", None)  # must not be called
+    await rig.drain()
+    record = await rig.store.get("crashy", modes=())
+    assert record is not None and record.status == Status.FAILED
+    assert record.error is not None and "2 failed deliveries" in record.error
+
+
+async def test_stop_finishes_the_batch_in_hand(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    stop = asyncio.Event()
+    real = worker_module.encode_group
+    loop = asyncio.get_running_loop()
+
+    def stop_midway(models: Any, token_lists: Any) -> Any:
+        loop.call_soon_threadsafe(stop.set)  # SIGTERM arrives while the batch is encoding
+        return real(models, token_lists)
+
+    monkeypatch.setattr(worker_module, "encode_group", stop_midway)
+    await rig.post("a", HARBOUR)
+    await asyncio.wait_for(rig.worker.run(stop), timeout=10)
+    record = await rig.store.get("a", modes=())
+    assert record is not None and record.status == Status.INDEXED
+    assert await rig.queue.depth() == 0
