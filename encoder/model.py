@@ -122,14 +122,21 @@ class Reader(nn.Module):
 
     @contextmanager
     def _serving(self) -> Iterator[None]:
-        """Inference mode with dropout off; restores train() afterwards if it was on."""
+        """Inference mode with dropout off.
+
+        A model left in train() (evaluation during training) is switched to eval() and back.
+        That toggle is not thread-safe, so a serving process calls eval() once at load time,
+        after which nothing here writes to the module.
+        """
         was_training = self.training
-        self.eval()
+        if was_training:
+            self.eval()
         try:
             with torch.inference_mode():
                 yield
         finally:
-            self.train(was_training)
+            if was_training:
+                self.train()
 
     def _state_tensor(self, t: Tensor) -> Tensor:
         # States may come back from the store in float16 or on the CPU.
@@ -183,9 +190,9 @@ class Reader(nn.Module):
 
     def encode_queries(self, queries: Sequence[Tensor]) -> Tensor:
         """Questions (1-D long tensors) -> their final query-GRU states q, (B, k) on the CPU."""
-        ids, lengths = pad_sequences(queries, self.config.pad_id)  # (B, m), (B,)
         if len(queries) == 0:
             return torch.empty(0, self.config.hidden_size)
+        ids, lengths = pad_sequences(queries, self.config.pad_id)  # (B, m), (B,)
         with self._serving():
             _, _, q = self._run_gru(
                 self.query_gru, ids.to(self.device), lengths.to(self.device)

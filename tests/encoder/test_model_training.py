@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -12,21 +10,13 @@ from torch import Tensor
 from encoder.config import ReaderConfig
 from encoder.model import Reader
 from encoder.state import MODES, Mode
+from tests.encoder.test_model import one_thread  # noqa: F401  (autouse fixture)
 
 E = 4  # entity token ids 1..E stand for slots 0..E-1
 VOCAB = 20
 DOC_LEN = 6
 BATCH = 32
 STEPS = 150
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    # Tiny matrices: extra threads only contend with each other (8x slower on a busy 2-core box).
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def toy_batch(g: torch.Generator) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
