@@ -47,8 +47,8 @@ class Attention(nn.Module, ABC):
     ) -> Tensor:
         """Row i of Q against document i: memories (B,), ns (B,), h_last (B, k), Q (B, k) -> R."""
         rows = [
-            self.lookup(memory, int(n), h, q.unsqueeze(0))
-            for memory, n, h, q in zip(memories, ns, h_last, Q, strict=True)
+            self.lookup(memory, n, h, q.unsqueeze(0))
+            for memory, n, h, q in zip(memories, ns.tolist(), h_last, Q, strict=True)
         ]
         return torch.cat(rows)  # (B, k)
 
