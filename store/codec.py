@@ -54,21 +54,30 @@ class DecodedState:
 
 
 @lru_cache(maxsize=8)
-def _upper_indices(k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    rows, cols = torch.triu_indices(k, k)
-    return rows, cols
+def _upper_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(k)
 
 
 def pack_upper(matrix: torch.Tensor) -> torch.Tensor:
     """The upper triangle (diagonal included) of a (k, k) matrix, row by row: k(k+1)/2 values."""
-    rows, cols = _upper_indices(int(matrix.shape[0]))
-    return matrix[rows, cols]
+    return torch.from_numpy(_pack_upper(matrix.detach().cpu().numpy()))
 
 
 def unpack_upper(packed: torch.Tensor, k: int) -> torch.Tensor:
     """The full symmetric (k, k) matrix whose upper triangle is `packed`."""
+    return torch.from_numpy(_unpack_upper(packed.detach().cpu().numpy(), k))
+
+
+# The codec works in numpy: on small arrays torch's per-op overhead (and its thread pool on a
+# busy machine) costs milliseconds where numpy costs microseconds.
+def _pack_upper(matrix: np.ndarray) -> np.ndarray:
+    rows, cols = _upper_indices(matrix.shape[0])
+    return matrix[rows, cols]
+
+
+def _unpack_upper(packed: np.ndarray, k: int) -> np.ndarray:
     rows, cols = _upper_indices(k)
-    matrix = torch.zeros(k, k, dtype=packed.dtype)
+    matrix = np.empty((k, k), dtype=packed.dtype)
     matrix[rows, cols] = packed
     matrix[cols, rows] = packed
     return matrix
@@ -89,39 +98,41 @@ def encoded_size(mode: str, k: int, n: int, dtype: Dtype, model_id: str) -> int:
     return HEADER_BYTES + len(model_id.encode()) + payload_values(mode, k, n) * item
 
 
-def _memory_values(state: DocumentState) -> torch.Tensor:
+def _as_float32(tensor: torch.Tensor) -> np.ndarray:
+    return tensor.detach().to("cpu", torch.float32).numpy()
+
+
+def _memory_values(state: DocumentState) -> np.ndarray:
     """The memory as the flat float32 vector that is stored, after checking its shape."""
-    k, memory = state.k, state.memory
+    k = state.k
     if state.mode == "none":
-        if memory is not None:
+        if state.memory is not None:
             raise StateCodecError("mode 'none' keeps no memory")
-        return torch.zeros(0)
-    if memory is None:
+        return np.zeros(0, dtype=np.float32)
+    if state.memory is None:
         raise StateCodecError(f"mode {state.mode!r} needs a memory tensor")
-    memory = memory.detach().to("cpu", torch.float32)
+    memory = _as_float32(state.memory)
     if state.mode == "softmax":
-        if tuple(memory.shape) != (state.n, k):
+        if memory.shape != (state.n, k):
             raise StateCodecError(f"softmax H must be (n, k) = {(state.n, k)}, got {memory.shape}")
         return memory.reshape(-1)
-    if tuple(memory.shape) != (k, k):
+    if memory.shape != (k, k):
         raise StateCodecError(f"{state.mode} C must be (k, k) = {(k, k)}, got {memory.shape}")
-    scale = float(memory.abs().max()) if memory.numel() else 0.0
-    if float((memory - memory.T).abs().max()) > _SYMMETRY_TOLERANCE * max(scale, 1.0):
-        raise StateCodecError(f"{state.mode} C is not symmetric")
-    # Averaging removes the last-bit asymmetry of a matmul, so the triangle is the closest C.
-    return pack_upper((memory + memory.T) / 2)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf are refused just after
+        scale = float(np.abs(memory).max())
+        if float(np.abs(memory - memory.T).max()) > _SYMMETRY_TOLERANCE * max(scale, 1.0):
+            raise StateCodecError(f"{state.mode} C is not symmetric")
+        # Averaging removes the last-bit asymmetry of a matmul: the triangle is the closest C.
+        return _pack_upper((memory + memory.T) / np.float32(2))
 
 
-def _scale_exponent(memory: torch.Tensor, dtype: Dtype) -> int:
-    if dtype == "float32" or memory.numel() == 0:
+def _scale_exponent(memory: np.ndarray, dtype: Dtype) -> int:
+    if dtype == "float32" or memory.size == 0:
         return 0
-    largest = float(memory.abs().max())
+    largest = float(np.abs(memory).max())
     if largest <= _FLOAT16_TARGET_MAX:
         return 0
-    exponent = math.ceil(math.log2(largest / _FLOAT16_TARGET_MAX))
-    if exponent > 127:
-        raise StateCodecError(f"memory too large to store ({largest:g})")
-    return exponent
+    return math.ceil(math.log2(largest / _FLOAT16_TARGET_MAX))
 
 
 def encode_state(state: DocumentState, *, model_id: str, dtype: Dtype) -> bytes:
@@ -138,12 +149,11 @@ def encode_state(state: DocumentState, *, model_id: str, dtype: Dtype) -> bytes:
     model_bytes = model_id.encode()
     if len(model_bytes) > 0xFF:
         raise StateCodecError("model id longer than 255 bytes")
-    hidden = state.last_hidden.detach().to("cpu", torch.float32)
-    memory = _memory_values(state)
-    if not (bool(torch.isfinite(hidden).all()) and bool(torch.isfinite(memory).all())):
+    values = np.concatenate([_as_float32(state.last_hidden), _memory_values(state)])
+    if not np.isfinite(values).all():
         raise StateCodecError("state holds NaN or infinite values")
-    exponent = _scale_exponent(memory, dtype)
-    values = torch.cat([hidden, memory * 2.0**-exponent]).numpy()
+    exponent = _scale_exponent(values[k:], dtype)
+    values[k:] *= np.float32(2.0**-exponent)  # a power of two: exact
     with np.errstate(over="ignore"):
         stored = values.astype(_NUMPY_DTYPE[dtype])
     if not np.isfinite(stored).all():  # only last_hidden can overflow: memory is scaled
@@ -186,16 +196,15 @@ def decode_state(data: bytes) -> DecodedState:
     except UnicodeDecodeError as exc:
         raise StateCodecError("state corrupted: model id is not UTF-8") from exc
     values = np.frombuffer(data, dtype=np_dtype, count=count, offset=HEADER_BYTES + id_len)
-    flat = torch.from_numpy(values.astype(np.float32))
-    hidden, rest = flat[:k], flat[k:]
+    flat = values.astype(np.float32)  # a writable copy, whatever the stored dtype
+    hidden = torch.from_numpy(flat[:k])
+    rest = flat[k:] * np.float32(2.0**exponent) if exponent else flat[k:]
     memory: torch.Tensor | None
     if mode == "none":
         memory = None
     elif mode == "softmax":
-        memory = rest.reshape(n, k)
+        memory = torch.from_numpy(rest.reshape(n, k))
     else:
-        memory = unpack_upper(rest, k)
-    if memory is not None and exponent:
-        memory = memory * 2.0**exponent
+        memory = torch.from_numpy(_unpack_upper(rest, k))
     state = DocumentState(mode=mode, n=n, last_hidden=hidden, memory=memory)
     return DecodedState(state=state, model_id=model_id, dtype=dtype)
