@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "service.commands.data",
     "service.commands.serve",
     "service.commands.worker",
+    "service.commands.bench",
 )
 
 

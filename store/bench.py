@@ -1,0 +1,280 @@
+"""Measuring the store: bytes per document state, and get/put latency on both backends.
+
+States are synthetic but shaped like the reader's: hidden states in (-1, 1) from tanh,
+C = Σ h hᵀ, gated f = sigmoid(·) ⊙ h. Sizes depend only on shapes; latencies on sizes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from encoder.state import MODES, DocumentState
+from store.base import DocumentStore
+from store.codec import DTYPES, HEADER_BYTES, encode_state
+from store.errors import StoreError
+from store.factory import open_store
+from store.record import DocumentRecord, Status, meta_to_json
+
+SIZE_TOKENS = (100, 750, 5000)
+BATCH = 32
+LATENCY_TOKENS = 750
+
+
+def synthetic_state(mode: str, k: int, n: int, seed: int = 0) -> DocumentState:
+    gen = torch.Generator().manual_seed(seed)
+    hidden = torch.tanh(torch.randn(n, k, generator=gen))  # (n, k)
+    if mode == "gated":
+        hidden = torch.sigmoid(torch.randn(n, k, generator=gen)) * hidden  # f_t, (n, k)
+    memory: torch.Tensor | None = None
+    if mode in ("linear", "gated"):
+        memory = hidden.T @ hidden  # (k, k)
+    elif mode == "softmax":
+        memory = hidden
+    return DocumentState(mode, n, hidden[-1], memory)  # type: ignore[arg-type]
+
+
+def model_id_for(mode: str, k: int) -> str:
+    # Shaped like a real id: mode, size and a short digest of the weights.
+    return f"{mode}-k{k}-3f2a9c1b"
+
+
+@dataclass
+class SizeRow:
+    mode: str
+    dtype: str
+    n: int
+    bytes: int
+
+
+@dataclass
+class Goal:
+    text: str
+    limit: float
+    measured: float
+    met: bool
+
+
+def measure_sizes(k: int, tokens: Sequence[int] = SIZE_TOKENS) -> list[SizeRow]:
+    rows = []
+    for mode in MODES:
+        for dtype in DTYPES:
+            for n in tokens:
+                data = encode_state(
+                    synthetic_state(mode, k, n), model_id=model_id_for(mode, k), dtype=dtype
+                )
+                rows.append(SizeRow(mode, dtype, n, len(data)))
+    return rows
+
+
+def size_goals(rows: Sequence[SizeRow], k: int) -> list[Goal]:
+    def size(mode: str, dtype: str, n: int) -> int:
+        return next(r.bytes for r in rows if (r.mode, r.dtype, r.n) == (mode, dtype, n))
+
+    linear16 = max(r.bytes for r in rows if (r.mode, r.dtype) == ("linear", "float16"))
+    softmax32 = size("softmax", "float32", 750)
+    limit = k * (k + 1) + 256
+    return [
+        Goal(f"linear float16 ≤ k(k+1) + 256 = {limit} B", limit, linear16, linear16 <= limit),
+        Goal(
+            "softmax float32 at n = 750 ≥ 25 × linear float16",
+            25 * linear16,
+            softmax32,
+            softmax32 >= 25 * linear16,
+        ),
+    ]
+
+
+@dataclass
+class LatencyRow:
+    backend: str
+    document: str
+    operation: str  # "put 1", "get 1", "put 32", "get 32"
+    p50_ms: float
+    p95_ms: float
+    samples: int
+
+
+@dataclass
+class BackendReport:
+    backend: str
+    where: str
+    available: bool
+    error: str | None = None
+    rows: list[LatencyRow] = field(default_factory=list)
+
+
+def _record(doc_id: str, modes: Sequence[str], k: int, n: int) -> DocumentRecord:
+    return DocumentRecord(
+        id=doc_id,
+        text_hash=uuid.uuid4().hex,
+        status=Status.INDEXED,
+        tokens=n,
+        entities=[f"Entity Name {i}" for i in range(10)],
+        model_ids={mode: model_id_for(mode, k) for mode in modes},
+        states={mode: synthetic_state(mode, k, n) for mode in modes},
+    )
+
+
+async def _timed(repeats: int, call: Callable[[int], Awaitable[Any]]) -> tuple[float, float]:
+    """p50 and p95 in milliseconds over `repeats` calls, after one unmeasured call."""
+    await call(0)
+    times = []
+    for i in range(repeats):
+        start = time.perf_counter()
+        await call(i)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return statistics.median(times), times[min(len(times) - 1, int(0.95 * len(times)))]
+
+
+# (label, modes stored and read): the serving path reads one linear state; the second stores
+# every mode, which the softmax H dominates.
+DOCUMENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("linear only", ("linear",)),
+    (f"all modes, n={LATENCY_TOKENS}", MODES),
+)
+
+
+async def measure_latency(
+    store: DocumentStore, backend: str, k: int, repeats: int, batch_repeats: int
+) -> list[LatencyRow]:
+    rows = []
+    for label, modes in DOCUMENTS:
+        ids = [f"bench-{i}" for i in range(BATCH)]
+        records = [_record(doc_id, modes, k, LATENCY_TOKENS) for doc_id in ids]
+
+        async def put_one(i: int, records: list[DocumentRecord] = records) -> None:
+            await store.put(records[i % BATCH])
+
+        async def get_one(i: int, modes: tuple[str, ...] = modes, ids: list[str] = ids) -> None:
+            assert await store.get(ids[i % BATCH], modes) is not None
+
+        async def put_batch(_: int, records: list[DocumentRecord] = records) -> None:
+            await asyncio.gather(*(store.put(r) for r in records))
+
+        async def get_batch(_: int, modes: tuple[str, ...] = modes, ids: list[str] = ids) -> None:
+            assert None not in await store.get_many(ids, modes)
+
+        for operation, call, count in (
+            ("put 1", put_one, repeats),
+            ("get 1", get_one, repeats),
+            (f"put {BATCH}", put_batch, batch_repeats),
+            (f"get {BATCH}", get_batch, batch_repeats),
+        ):
+            p50, p95 = await _timed(count, call)
+            rows.append(LatencyRow(backend, label, operation, p50, p95, count))
+        for doc_id in ids:
+            await store.delete(doc_id)
+    return rows
+
+
+async def bench_backend(
+    backend: str, url: str, where: str, data_dir: Path, k: int, repeats: int, batch_repeats: int
+) -> BackendReport:
+    report = BackendReport(backend, where, available=False)
+    store: DocumentStore | None = None
+    try:
+        # A prefix of its own, so the bench never touches real documents.
+        store = open_store(
+            url, data_dir=data_dir, key_prefix=f"cheapqa-bench-{uuid.uuid4().hex[:8]}"
+        )
+        await store.ping()
+        report.available = True
+        report.rows = await measure_latency(store, backend, k, repeats, batch_repeats)
+    except StoreError as exc:
+        report.error = str(exc)
+    finally:
+        if store is not None:
+            await store.close()
+    return report
+
+
+@dataclass
+class StoreBenchReport:
+    k: int
+    header_bytes: int
+    model_id_example: str
+    meta_bytes: int
+    sizes: list[SizeRow]
+    goals: list[Goal]
+    backends: list[BackendReport]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def run_store_bench(
+    redis_url: str, redis_source: str, k: int = 100, repeats: int = 200, batch_repeats: int = 20
+) -> StoreBenchReport:
+    sizes = measure_sizes(k)
+    meta = meta_to_json(_record("a-typical-document-id", (), k, 750), {m: 0 for m in MODES}, 0.0)
+    with tempfile.TemporaryDirectory(prefix="cheapqa-bench-") as tmp:
+        embedded = await bench_backend(
+            "embedded", "embedded", f"SQLite in {tmp}", Path(tmp), k, repeats, batch_repeats
+        )
+    redis = await bench_backend(
+        "redis", redis_url, f"{redis_url} ({redis_source})", Path("."), k, repeats, batch_repeats
+    )
+    return StoreBenchReport(
+        k=k,
+        header_bytes=HEADER_BYTES,
+        model_id_example=model_id_for("linear", k),
+        meta_bytes=len(meta),
+        sizes=sizes,
+        goals=size_goals(sizes, k),
+        backends=[embedded, redis],
+    )
+
+
+def format_report(report: StoreBenchReport) -> str:
+    k, tokens = report.k, sorted({r.n for r in report.sizes})
+    model_id = report.model_id_example
+    lines = [
+        f"cheapqa bench store   k = {k}; header {report.header_bytes} B + model id "
+        f"(e.g. {model_id!r}, {len(model_id.encode())} B)",
+        "",
+        "State bytes per document (one mode):",
+        f"  {'mode':<8} {'dtype':<8}" + "".join(f"{'n = ' + str(n):>12}" for n in tokens),
+    ]
+    for mode in MODES:
+        for dtype in DTYPES:
+            sizes = [
+                next(r.bytes for r in report.sizes if (r.mode, r.dtype, r.n) == (mode, dtype, n))
+                for n in tokens
+            ]
+            lines.append(f"  {mode:<8} {dtype:<8}" + "".join(f"{size:>12,}" for size in sizes))
+    lines.append(f"  + metadata JSON per document (10 entities, 4 modes): {report.meta_bytes} B")
+    lines += ["", "Goals:"]
+    for goal in report.goals:
+        verdict = "MET" if goal.met else "NOT MET"
+        lines.append(
+            f"  {goal.text}: limit {goal.limit:,.0f} B, measured {goal.measured:,.0f} B  {verdict}"
+        )
+    lines += [
+        "",
+        f"Latency, ms (p50 / p95); batch = {BATCH} documents (put: {BATCH} concurrent puts; "
+        f"get: one get_many):",
+    ]
+    for backend in report.backends:
+        lines.append(f"  {backend.backend}: {backend.where}")
+        if not backend.available:
+            lines.append(f"    NOT MEASURED: did not answer ({backend.error})")
+            continue
+        for label, _ in DOCUMENTS:
+            cells = [
+                f"{row.operation} {row.p50_ms:7.2f} / {row.p95_ms:7.2f}"
+                for row in backend.rows
+                if row.document == label
+            ]
+            lines.append(f"    {label:<22}" + "   ".join(cells))
+    return "\n".join(lines)
