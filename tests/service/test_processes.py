@@ -1,0 +1,163 @@
+"""End to end with real processes: `cheapqa serve` alone (embedded store, in-process worker),
+and `cheapqa serve` + `cheapqa worker` over Redis. Answers must equal the model's own forward
+pass over the same text, in every mode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from encoder.state import MODES
+from tests.redis_server import free_port
+from tests.service.helpers import forward_probabilities, load
+from tests.service.texts import DOCUMENTS, QUESTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+class Process:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.log = log
+        self._log_file = log.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", *args],
+            cwd=ROOT,
+            # The test's settings only: no CHEAPQA_* variable of the caller leaks in.
+            env={**{k: v for k, v in os.environ.items() if not k.startswith("CHEAPQA_")}, **env},
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+        )
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+    def stop(self, timeout_s: float = 15.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log_file.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    yield started
+    for p in started:  # always stopped, whatever the test did
+        p.stop()
+
+
+def assert_clean_exit(server: Process) -> None:
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to exit with it.
+    assert server.stop() in (0, -signal.SIGTERM), server.output()
+    assert "Traceback" not in server.output(), server.output()
+
+
+def base_env(checkpoint_dir: Path, data_dir: Path) -> dict[str, str]:
+    return {
+        "CHEAPQA_CHECKPOINT_DIR": str(checkpoint_dir),
+        "CHEAPQA_DATA_DIR": str(data_dir),
+        "CHEAPQA_STATE_DTYPE": "float32",
+        "CHEAPQA_INGEST_BLOCK_MS": "100",
+    }
+
+
+def start_server(
+    processes: list[Process], env: dict[str, str], tmp_path: Path
+) -> tuple[httpx.Client, Process]:
+    port = free_port()
+    server = Process(
+        ["serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        env,
+        tmp_path / "serve.log",
+    )
+    processes.append(server)
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
+    deadline = time.monotonic() + 60
+    while True:
+        assert server.proc.poll() is None, f"serve exited:\n{server.output()}"
+        try:
+            if client.get("/readyz").status_code == 200:
+                return client, server
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, f"serve never ready:\n{server.output()}"
+        time.sleep(0.1)
+
+
+def index_and_check_answers(client: httpx.Client, checkpoint_dir: Path) -> None:
+    batch = [{"id": doc_id, "text": text} for doc_id, text in DOCUMENTS.items()]
+    response = client.post("/v1/documents", json={"documents": batch})
+    assert response.status_code == 202, response.text
+    for doc_id in DOCUMENTS:
+        deadline = time.monotonic() + 60
+        while (info := client.get(f"/v1/documents/{doc_id}").json()).get("status") != "indexed":
+            assert info.get("status") == "queued", info
+            assert time.monotonic() < deadline, info
+            time.sleep(0.05)
+        assert info["modes"] == sorted(MODES)
+    for mode in MODES:
+        ckpt = load(checkpoint_dir, mode)
+        for doc_id, questions in QUESTIONS.items():
+            response = client.post(
+                f"/v1/documents/{doc_id}/answers",
+                json={"queries": questions, "mode": mode, "top_k": 3},
+            )
+            assert response.status_code == 200, response.text
+            body: dict[str, Any] = response.json()
+            assert body["model_id"] == ckpt.model_id
+            for question, result in zip(questions, body["results"], strict=True):
+                expected = forward_probabilities(ckpt, DOCUMENTS[doc_id], question)
+                answers = result["answers"]
+                assert answers and all(a["entity"] in expected for a in answers)
+                for a in answers:
+                    assert a["score"] == pytest.approx(expected[a["entity"]], abs=1e-4)
+                assert answers[0]["score"] == pytest.approx(max(expected.values()), abs=1e-4)
+
+
+def test_serve_alone_with_the_embedded_store(
+    processes: list[Process], checkpoint_dir: Path, tmp_path: Path
+) -> None:
+    client, server = start_server(processes, base_env(checkpoint_dir, tmp_path / "d"), tmp_path)
+    try:
+        assert client.get("/readyz").json()["worker"] is True
+        index_and_check_answers(client, checkpoint_dir)
+        assert "cheapqa_documents_indexed_total 3.0" in client.get("/metrics").text
+    finally:
+        client.close()
+    assert_clean_exit(server)
+
+
+def test_serve_and_a_separate_worker_over_redis(
+    processes: list[Process], checkpoint_dir: Path, tmp_path: Path, redis_url: str
+) -> None:
+    env = base_env(checkpoint_dir, tmp_path / "d")
+    env.update(CHEAPQA_STORE_URL=redis_url, CHEAPQA_KEY_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}")
+    client, server = start_server(processes, env, tmp_path)
+    try:
+        assert client.get("/readyz").json()["worker"] is False  # serve only serves
+        worker = Process(["worker", "--log-level", "warning"], env, tmp_path / "worker.log")
+        processes.append(worker)
+        index_and_check_answers(client, checkpoint_dir)
+        assert worker.proc.poll() is None, worker.output()
+        start = time.monotonic()
+        assert worker.stop() == 0, worker.output()  # SIGTERM: finishes, exits cleanly
+        assert time.monotonic() - start < 5
+    finally:
+        client.close()
+    assert_clean_exit(server)
