@@ -80,10 +80,11 @@ class RedisDocumentStore:
         if not doc_ids:
             return []
         async with _redis_errors():
-            # One MGET per document (its keys share a slot), all sent in one pipeline.
+            # One MGET per document, all in one pipeline (a cluster splits it per node). A cluster
+            # pipeline blocks .mget() because keys may span slots; a document's keys never do.
             pipe = self.client.pipeline(transaction=False)
             for doc_keys in keys:
-                pipe.mget(doc_keys)
+                pipe.execute_command("MGET", *doc_keys)
             results = await pipe.execute()
         return [_record(values, wanted) for values in results]
 
