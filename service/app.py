@@ -16,14 +16,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from fastapi import FastAPI, Request, Response
 
 from service.batcher import QueryBatcher
+from service.bounded_store import BoundedStore
 from service.deps import Runtime
 from service.errors import install_error_handlers
 from service.ingest.factory import open_queue, uses_embedded_store
+from service.ingest.queue import IngestQueue
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
 from service.models import load_models
 from service.routers import answers, documents, health
 from service.settings import Settings
+from store.base import DocumentStore
 from store.factory import open_store
 
 log = logging.getLogger(__name__)
@@ -35,7 +38,9 @@ def runs_worker(settings: Settings) -> bool:
     return uses_embedded_store(settings)
 
 
-async def _load_models_then_start_worker(app: FastAPI, runtime: Runtime) -> None:
+async def _load_models_then_start_worker(
+    runtime: Runtime, store: DocumentStore, queue: IngestQueue
+) -> None:
     settings = runtime.settings
     try:
         runtime.models = await asyncio.to_thread(load_models, settings)
@@ -43,11 +48,9 @@ async def _load_models_then_start_worker(app: FastAPI, runtime: Runtime) -> None
         runtime.startup_error = f"loading the models failed: {type(exc).__name__}: {exc}"
         log.error(runtime.startup_error)
         return
-    if runs_worker(settings) and runtime.store is not None and runtime.queue is not None:
+    if runs_worker(settings):
         runtime.worker_stop = asyncio.Event()
-        worker = IngestWorker(
-            settings, runtime.store, runtime.queue, runtime.models, runtime.metrics
-        )
+        worker = IngestWorker(settings, store, queue, runtime.models, runtime.metrics)
         runtime.worker_task = asyncio.create_task(
             worker.run(runtime.worker_stop), name="ingest-worker"
         )
@@ -58,14 +61,20 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     runtime: Runtime = app.state.runtime
     settings = runtime.settings
     # Redis connects lazily, so a Redis that is down now does not stop the app starting.
-    runtime.store = open_store(
+    store = open_store(
         settings.store_url,
         data_dir=settings.data_dir,
         key_prefix=settings.key_prefix,
         dtype=settings.state_dtype,
         timeout_s=settings.redis_timeout_s,
     )
-    runtime.queue = open_queue(settings)
+    queue = open_queue(settings)
+    runtime.queue = queue
+    # Requests answer within redis_timeout_s even when Redis hangs. The worker keeps the
+    # plain store: writing a large state may rightly take longer.
+    runtime.store = (
+        store if uses_embedded_store(settings) else BoundedStore(store, settings.redis_timeout_s)
+    )
     runtime.batcher = QueryBatcher(
         settings.query_max_batch,
         settings.query_max_wait_ms,
@@ -73,7 +82,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime.metrics,
     )
     runtime.batcher.start()
-    loader = asyncio.create_task(_load_models_then_start_worker(app, runtime), name="load-models")
+    loader = asyncio.create_task(
+        _load_models_then_start_worker(runtime, store, queue), name="load-models"
+    )
     try:
         yield
     finally:
@@ -86,8 +97,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             with contextlib.suppress(Exception):
                 await runtime.worker_task
         await runtime.batcher.stop()
-        await runtime.queue.close()
-        await runtime.store.close()
+        await queue.close()
+        await store.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from pathlib import Path
@@ -198,6 +199,25 @@ async def test_503_when_the_store_is_unreachable(app_client: AppClient) -> None:
             assert time.monotonic() - start < 2 * 0.5 + 0.5  # within the Redis timeout
             assert_error(response, 503, "store_unavailable")
             assert response.headers["retry-after"] == "1"
+
+
+async def test_503_within_the_timeout_when_redis_hangs(app_client: AppClient) -> None:
+    # A socket that accepts connections (in the kernel backlog) but never answers.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(64)
+        url = f"redis://127.0.0.1:{silent.getsockname()[1]}/0"
+        async with app_client(ready=False, modes=["linear"], store_url=url) as client:
+            for method, path, body in (
+                ("GET", "/v1/documents/h", None),
+                ("POST", "/v1/documents", {"id": "h", "text": HARBOUR}),
+                ("GET", "/readyz", None),
+            ):
+                start = time.monotonic()
+                response = await client.request(method, path, json=body)
+                assert time.monotonic() - start < 0.5 + 0.4, path  # redis_timeout_s = 0.5
+                assert response.status_code == 503, response.text
+                assert_error(response, 503)
 
 
 @pytest.mark.slow
