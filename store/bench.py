@@ -260,10 +260,12 @@ def format_report(report: StoreBenchReport) -> str:
         lines.append(
             f"  {goal.text}: limit {goal.limit:,.0f} B, measured {goal.measured:,.0f} B  {verdict}"
         )
+    operations = ("put 1", "get 1", f"put {BATCH}", f"get {BATCH}")
     lines += [
         "",
-        f"Latency, ms (p50 / p95); batch = {BATCH} documents (put: {BATCH} concurrent puts; "
-        f"get: one get_many):",
+        f"Latency, ms, p50 / p95 ({BATCH} = a batch: {BATCH} concurrent puts, or one get_many;"
+        " get reads the modes stored):",
+        f"    {'document':<20}" + "".join(f"{op:>16}" for op in operations),
     ]
     for backend in report.backends:
         lines.append(f"  {backend.backend}: {backend.where}")
@@ -271,10 +273,11 @@ def format_report(report: StoreBenchReport) -> str:
             lines.append(f"    NOT MEASURED: did not answer ({backend.error})")
             continue
         for label, _ in DOCUMENTS:
-            cells = [
-                f"{row.operation} {row.p50_ms:7.2f} / {row.p95_ms:7.2f}"
-                for row in backend.rows
-                if row.document == label
-            ]
-            lines.append(f"    {label:<22}" + "   ".join(cells))
+            timings = {row.operation: row for row in backend.rows if row.document == label}
+            lines.append(
+                f"    {label:<20}"
+                + "".join(
+                    f"{timings[op].p50_ms:>8.2f} /{timings[op].p95_ms:>6.1f}" for op in operations
+                )
+            )
     return "\n".join(lines)
