@@ -13,8 +13,10 @@ from service.settings import Settings
 log = logging.getLogger("cheapqa.worker")
 
 
-async def run_worker(settings: Settings) -> None:
+async def run_worker(settings: Settings, metrics_port: int | None = None) -> None:
     """Indexes queued documents until SIGTERM or SIGINT; the batch in hand is finished."""
+    from prometheus_client import start_http_server
+
     from service.ingest.factory import open_queue
     from service.ingest.worker import IngestWorker
     from service.metrics import Metrics
@@ -34,8 +36,12 @@ async def run_worker(settings: Settings) -> None:
         timeout_s=settings.redis_timeout_s,
     )
     queue = open_queue(settings)
+    metrics = Metrics()
+    if metrics_port is not None:
+        # The worker has no API: its counters (indexed, failed, batch sizes) get their own port.
+        start_http_server(metrics_port, addr=settings.host, registry=metrics.registry)
     try:
-        await IngestWorker(settings, store, queue, models, Metrics()).run(stop)
+        await IngestWorker(settings, store, queue, models, metrics).run(stop)
     finally:
         await queue.close()
         await store.close()
@@ -46,11 +52,12 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         level=getattr(logging, args.log_level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    asyncio.run(run_worker(settings))
+    asyncio.run(run_worker(settings, args.metrics_port))
     return 0
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("worker", help="index queued documents (a consumer of the ingest queue)")
+    p.add_argument("--metrics-port", type=int, default=None, help="serve /metrics on this port")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.set_defaults(handler=_run)

@@ -151,9 +151,16 @@ def test_serve_and_a_separate_worker_over_redis(
     client, server = start_server(processes, env, tmp_path)
     try:
         assert client.get("/readyz").json()["worker"] is False  # serve only serves
-        worker = Process(["worker", "--log-level", "warning"], env, tmp_path / "worker.log")
+        metrics_port = free_port()
+        worker = Process(
+            ["worker", "--log-level", "warning", "--metrics-port", str(metrics_port)],
+            env,
+            tmp_path / "worker.log",
+        )
         processes.append(worker)
         index_and_check_answers(client, checkpoint_dir)
+        worker_metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics").text
+        assert "cheapqa_documents_indexed_total 3.0" in worker_metrics
         assert worker.proc.poll() is None, worker.output()
         start = time.monotonic()
         assert worker.stop() == 0, worker.output()  # SIGTERM: finishes, exits cleanly
