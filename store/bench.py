@@ -43,9 +43,9 @@ def synthetic_state(mode: str, k: int, n: int, seed: int = 0) -> DocumentState:
     return DocumentState(mode, n, hidden[-1], memory)  # type: ignore[arg-type]
 
 
-def model_id_for(mode: str, k: int) -> str:
-    # Shaped like a real id: mode, size and a short digest of the weights.
-    return f"{mode}-k{k}-3f2a9c1b"
+def model_id_for(mode: str) -> str:
+    # Shaped like encoder/checkpoint.py's ids: the mode and 12 hex digits of the weights' digest.
+    return f"{mode}-3f2a9c1b4d5e"
 
 
 @dataclass
@@ -70,7 +70,7 @@ def measure_sizes(k: int, tokens: Sequence[int] = SIZE_TOKENS) -> list[SizeRow]:
         for dtype in DTYPES:
             for n in tokens:
                 data = encode_state(
-                    synthetic_state(mode, k, n), model_id=model_id_for(mode, k), dtype=dtype
+                    synthetic_state(mode, k, n), model_id=model_id_for(mode), dtype=dtype
                 )
                 rows.append(SizeRow(mode, dtype, n, len(data)))
     return rows
@@ -120,7 +120,7 @@ def _record(doc_id: str, modes: Sequence[str], k: int, n: int) -> DocumentRecord
         status=Status.INDEXED,
         tokens=n,
         entities=[f"Entity Name {i}" for i in range(10)],
-        model_ids={mode: model_id_for(mode, k) for mode in modes},
+        model_ids={mode: model_id_for(mode) for mode in modes},
         states={mode: synthetic_state(mode, k, n) for mode in modes},
     )
 
@@ -228,7 +228,7 @@ async def run_store_bench(
     return StoreBenchReport(
         k=k,
         header_bytes=HEADER_BYTES,
-        model_id_example=model_id_for("linear", k),
+        model_id_example=model_id_for("linear"),
         meta_bytes=len(meta),
         sizes=sizes,
         goals=size_goals(sizes, k),
