@@ -137,27 +137,37 @@ async def _timed(repeats: int, call: Callable[[int], Awaitable[Any]]) -> tuple[f
     return statistics.median(times), times[min(len(times) - 1, int(0.95 * len(times)))]
 
 
-# (label, modes stored and read): the serving path reads one linear state; the second stores
-# every mode, which the softmax H dominates.
-DOCUMENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("linear only", ("linear",)),
-    (f"all modes, n={LATENCY_TOKENS}", MODES),
-)
+@dataclass(frozen=True)
+class LatencyPlan:
+    k: int = 100
+    tokens: int = LATENCY_TOKENS
+    repeats: int = 200  # timed single-document calls per operation
+    batch: int = BATCH
+    batch_repeats: int = 20  # timed batches per operation
+
+    def operations(self) -> tuple[str, ...]:
+        return ("put 1", "get 1", f"put {self.batch}", f"get {self.batch}")
+
+    def documents(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(label, modes stored and read): the serving path reads one linear state; the
+        second document stores every mode, which the softmax H dominates."""
+        return (("linear only", ("linear",)), (f"all modes, n={self.tokens}", MODES))
 
 
 async def measure_latency(
-    store: DocumentStore, backend: str, k: int, repeats: int, batch_repeats: int
+    store: DocumentStore, backend: str, plan: LatencyPlan
 ) -> list[LatencyRow]:
     rows = []
-    for label, modes in DOCUMENTS:
-        ids = [f"bench-{i}" for i in range(BATCH)]
-        records = [_record(doc_id, modes, k, LATENCY_TOKENS) for doc_id in ids]
+    put_one_op, get_one_op, put_batch_op, get_batch_op = plan.operations()
+    for label, modes in plan.documents():
+        ids = [f"bench-{i}" for i in range(plan.batch)]
+        records = [_record(doc_id, modes, plan.k, plan.tokens) for doc_id in ids]
 
         async def put_one(i: int, records: list[DocumentRecord] = records) -> None:
-            await store.put(records[i % BATCH])
+            await store.put(records[i % len(records)])
 
         async def get_one(i: int, modes: tuple[str, ...] = modes, ids: list[str] = ids) -> None:
-            assert await store.get(ids[i % BATCH], modes) is not None
+            assert await store.get(ids[i % len(ids)], modes) is not None
 
         async def put_batch(_: int, records: list[DocumentRecord] = records) -> None:
             await asyncio.gather(*(store.put(r) for r in records))
@@ -165,21 +175,23 @@ async def measure_latency(
         async def get_batch(_: int, modes: tuple[str, ...] = modes, ids: list[str] = ids) -> None:
             assert None not in await store.get_many(ids, modes)
 
-        for operation, call, count in (
-            ("put 1", put_one, repeats),
-            ("get 1", get_one, repeats),
-            (f"put {BATCH}", put_batch, batch_repeats),
-            (f"get {BATCH}", get_batch, batch_repeats),
-        ):
-            p50, p95 = await _timed(count, call)
-            rows.append(LatencyRow(backend, label, operation, p50, p95, count))
-        for doc_id in ids:
-            await store.delete(doc_id)
+        try:
+            for operation, call, count in (
+                (put_one_op, put_one, plan.repeats),
+                (get_one_op, get_one, plan.repeats),
+                (put_batch_op, put_batch, plan.batch_repeats),
+                (get_batch_op, get_batch, plan.batch_repeats),
+            ):
+                p50, p95 = await _timed(count, call)
+                rows.append(LatencyRow(backend, label, operation, p50, p95, count))
+        finally:
+            for doc_id in ids:
+                await store.delete(doc_id)
     return rows
 
 
 async def bench_backend(
-    backend: str, url: str, where: str, data_dir: Path, k: int, repeats: int, batch_repeats: int
+    backend: str, url: str, where: str, data_dir: Path, plan: LatencyPlan
 ) -> BackendReport:
     report = BackendReport(backend, where, available=False)
     store: DocumentStore | None = None
@@ -190,7 +202,7 @@ async def bench_backend(
         )
         await store.ping()
         report.available = True
-        report.rows = await measure_latency(store, backend, k, repeats, batch_repeats)
+        report.rows = await measure_latency(store, backend, plan)
     except StoreError as exc:
         report.error = str(exc)
     finally:
@@ -207,24 +219,21 @@ class StoreBenchReport:
     meta_bytes: int
     sizes: list[SizeRow]
     goals: list[Goal]
+    plan: LatencyPlan
     backends: list[BackendReport]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-async def run_store_bench(
-    redis_url: str, redis_source: str, k: int = 100, repeats: int = 200, batch_repeats: int = 20
-) -> StoreBenchReport:
+async def run_store_bench(redis_url: str, redis_source: str, plan: LatencyPlan) -> StoreBenchReport:
+    k = plan.k
     sizes = measure_sizes(k)
     meta = meta_to_json(_record("a-typical-document-id", (), k, 750), {m: 0 for m in MODES}, 0.0)
     with tempfile.TemporaryDirectory(prefix="cheapqa-bench-") as tmp:
-        embedded = await bench_backend(
-            "embedded", "embedded", f"SQLite in {tmp}", Path(tmp), k, repeats, batch_repeats
-        )
-    redis = await bench_backend(
-        "redis", redis_url, f"{redis_url} ({redis_source})", Path("."), k, repeats, batch_repeats
-    )
+        embedded = await bench_backend("embedded", "embedded", f"SQLite in {tmp}", Path(tmp), plan)
+    where = f"{redis_url} ({redis_source})"
+    redis = await bench_backend("redis", redis_url, where, Path("."), plan)
     return StoreBenchReport(
         k=k,
         header_bytes=HEADER_BYTES,
@@ -232,6 +241,7 @@ async def run_store_bench(
         meta_bytes=len(meta),
         sizes=sizes,
         goals=size_goals(sizes, k),
+        plan=plan,
         backends=[embedded, redis],
     )
 
@@ -260,11 +270,13 @@ def format_report(report: StoreBenchReport) -> str:
         lines.append(
             f"  {goal.text}: limit {goal.limit:,.0f} B, measured {goal.measured:,.0f} B  {verdict}"
         )
-    operations = ("put 1", "get 1", f"put {BATCH}", f"get {BATCH}")
+    plan = report.plan
+    operations = plan.operations()
     lines += [
         "",
-        f"Latency, ms, p50 / p95 ({BATCH} = a batch: {BATCH} concurrent puts, or one get_many;"
-        " get reads the modes stored):",
+        f"Latency, ms, p50 / p95 ({plan.batch} = a batch: {plan.batch} concurrent puts, or one"
+        f" get_many; get reads the modes stored; {plan.repeats} single calls, "
+        f"{plan.batch_repeats} batches timed):",
         f"    {'document':<20}" + "".join(f"{op:>16}" for op in operations),
     ]
     for backend in report.backends:
@@ -272,12 +284,15 @@ def format_report(report: StoreBenchReport) -> str:
         if not backend.available:
             lines.append(f"    NOT MEASURED: did not answer ({backend.error})")
             continue
-        for label, _ in DOCUMENTS:
+        for label, _ in plan.documents():
             timings = {row.operation: row for row in backend.rows if row.document == label}
-            lines.append(
-                f"    {label:<20}"
-                + "".join(
-                    f"{timings[op].p50_ms:>8.2f} /{timings[op].p95_ms:>6.1f}" for op in operations
-                )
-            )
+            cells = [
+                f"{timings[op].p50_ms:>8.2f} /{timings[op].p95_ms:>6.1f}"
+                if op in timings
+                else f"{'-':>16}"
+                for op in operations
+            ]
+            lines.append(f"    {label:<20}" + "".join(cells))
+        if backend.error:
+            lines.append(f"    STOPPED: {backend.error}")
     return "\n".join(lines)

@@ -107,12 +107,10 @@ class RedisDocumentStore:
     async def delete(self, doc_id: str) -> bool:
         keys = self._read_keys(doc_id, MODES)
         async with _redis_errors():
-            # The metadata is what makes a document exist; states never outlive it.
-            pipe = self.client.pipeline(transaction=False)
-            pipe.exists(keys[0])
-            pipe.delete(*keys)
-            existed, _ = await pipe.execute()
-        return bool(existed)
+            # States never exist without their metadata (puts are atomic): any key deleted
+            # means the document existed.
+            deleted = await self.client.delete(*keys)
+        return deleted > 0
 
     # --- lifecycle ---
 

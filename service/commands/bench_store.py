@@ -21,12 +21,13 @@ def redis_url_and_source(args: argparse.Namespace, settings: Settings) -> tuple[
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from store.bench import format_report, run_store_bench
+    from store.bench import LatencyPlan, format_report, run_store_bench
 
     url, source = redis_url_and_source(args, settings)
-    report = asyncio.run(
-        run_store_bench(url, source, k=args.k, repeats=args.repeats, batch_repeats=args.batches)
+    plan = LatencyPlan(
+        k=args.k, repeats=args.repeats, batch=args.batch_size, batch_repeats=args.batches
     )
+    report = asyncio.run(run_store_bench(url, source, plan))
     print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
     return 0
 
@@ -37,5 +38,6 @@ def register(bench_sub: Any) -> None:
     p.add_argument("--redis-url", default=None, help="Redis to measure (default: settings)")
     p.add_argument("--k", type=int, default=100, help="hidden size (default 100)")
     p.add_argument("--repeats", type=int, default=200, help="single-document calls timed")
-    p.add_argument("--batches", type=int, default=20, help="batches of 32 timed")
+    p.add_argument("--batch-size", type=int, default=32, help="documents per batch")
+    p.add_argument("--batches", type=int, default=20, help="batches timed")
     p.set_defaults(handler=_run)

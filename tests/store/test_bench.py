@@ -7,6 +7,7 @@ import pytest
 
 from service.cli import main
 from store.bench import (
+    LatencyPlan,
     StoreBenchReport,
     bench_backend,
     format_report,
@@ -20,7 +21,7 @@ from tests.redis_server import free_port
 def test_bench_store_json_measures_both_backends(
     redis_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["bench", "store", "--json", "--redis-url", redis_url, "--k", "8"]
+    argv = ["bench", "store", "--json", "--redis-url", redis_url, "--k", "8", "--batch-size", "4"]
     assert main([*argv, "--repeats", "2", "--batches", "1"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["k"] == 8
@@ -36,8 +37,10 @@ def test_bench_store_json_measures_both_backends(
 
 async def test_bench_store_says_when_redis_does_not_answer(tmp_path: Path) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
-    redis = await bench_backend("redis", url, url, tmp_path, k=8, repeats=2, batch_repeats=1)
+    plan = LatencyPlan(k=8, repeats=2, batch=4, batch_repeats=1)
+    redis = await bench_backend("redis", url, url, tmp_path, plan)
     assert not redis.available and redis.rows == [] and redis.error
     sizes = measure_sizes(8, (750,))
-    report = StoreBenchReport(8, HEADER_BYTES, "m", 100, sizes, size_goals(sizes, 8), [redis])
+    goals = size_goals(sizes, 8)
+    report = StoreBenchReport(8, HEADER_BYTES, "m", 100, sizes, goals, plan, [redis])
     assert f"NOT MEASURED: did not answer ({redis.error})" in format_report(report)

@@ -82,6 +82,9 @@ async def test_get_many_keeps_order_and_marks_missing(store: DocumentStore) -> N
     assert [r.id if r else None for r in got] == ["d2", None, "d0", "d2"]
     assert got[0] is not None and got[0].states["gated"].n == 3
     assert await store.get_many([]) == []
+    many = await store.get_many([f"d{i % 1200}" for i in range(1200)], modes=())
+    assert [r.id if r else None for r in many[:4]] == ["d0", "d1", "d2", None]
+    assert sum(r is not None for r in many) == 3
 
 
 async def test_put_replaces_metadata_and_drops_other_modes(store: DocumentStore) -> None:
