@@ -96,6 +96,15 @@ class RedisStreamQueue:
         self._group_ready = True
 
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
+        try:
+            return await self._read(consumer, count, block_ms)
+        except Unavailable as exc:
+            # A Redis restarted without its data lost the group too: make it again next time.
+            if isinstance(exc.__cause__, ResponseError) and "NOGROUP" in str(exc.__cause__):
+                self._group_ready = False
+            raise
+
+    async def _read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
         await self._ensure_group()
         now = time.monotonic()
         if now >= self._next_claim:
@@ -174,9 +183,21 @@ class RedisStreamQueue:
 
         await self._call(move)
 
-    async def dead_letters(self, count: int = 100) -> list[dict[str, str]]:
+    async def dead_letters(self, count: int = 100) -> list[dict[str, Any]]:
+        """The oldest dead letters: entry_id, doc_id, deliveries, error (as the SQLite queue)."""
         reply: Any = await self._call(lambda: self._client.xrange(self.dead_stream, count=count))
-        return [{_text(k): _text(v) for k, v in fields.items()} for _eid, fields in reply]
+        letters = []
+        for _eid, fields in reply:
+            raw = {_text(k): _text(v) for k, v in fields.items()}
+            letters.append(
+                {
+                    "entry_id": raw["entry_id"],
+                    "doc_id": raw["doc_id"],
+                    "deliveries": int(raw["deliveries"]),
+                    "error": raw["error"],
+                }
+            )
+        return letters
 
     async def depth(self) -> int:
         return int(await self._call(lambda: self._client.xlen(self.stream)))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from service.errors import Unavailable
 from service.ingest.embedded import EmbeddedQueue
@@ -17,7 +18,7 @@ from service.ingest.queue import IngestJob
 from service.ingest.redis_stream import RedisStreamQueue
 from tests.redis_server import free_port
 
-CLAIM_MS = 200
+CLAIM_MS = 600  # long enough that a loaded machine does not see a lease lapse early
 QueueFactory = Callable[[], Any]
 
 
@@ -104,6 +105,7 @@ async def test_dead_letter_removes_the_entry_and_keeps_the_error(
     assert await read_until(lambda: queue.read("c", 10, 50), 1, timeout_s=0.3) == []
     [dead] = await queue.dead_letters()
     assert dead["doc_id"] == "doc-7" and dead["error"] == "encoder exploded"
+    assert dead["deliveries"] == 1 and dead["entry_id"] == delivery.entry_id
 
 
 async def test_a_blocked_read_wakes_up_for_new_entries(open_queue: QueueFactory) -> None:
@@ -141,5 +143,21 @@ async def test_redis_queue_down_is_unavailable_quickly() -> None:
             with pytest.raises(Unavailable):
                 await call()
             assert time.monotonic() - start < 1.0
+    finally:
+        await queue.close()
+
+
+async def test_redis_queue_recreates_a_lost_group(redis_url: str) -> None:
+    queue = RedisStreamQueue(redis_url, key_prefix="lost", timeout_s=1.0, claim_idle_ms=CLAIM_MS)
+    try:
+        await queue.enqueue(job(1))
+        assert len(await queue.read("c", 10, 10)) == 1
+        client = redis.Redis.from_url(redis_url)
+        client.flushdb()  # a Redis restarted without its data: the group is gone
+        client.close()
+        with pytest.raises(Unavailable):
+            await queue.read("c", 10, 10)
+        await queue.enqueue(job(2))
+        assert [d.job for d in await queue.read("c", 10, 10)] == [job(2)]
     finally:
         await queue.close()

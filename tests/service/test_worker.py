@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,13 +12,14 @@ import pytest
 
 from service.documents import text_hash
 from service.ingest import worker as worker_module
-from service.ingest.embedded import EmbeddedQueue
+from service.ingest.factory import open_queue
 from service.ingest.queue import IngestJob
 from service.ingest.worker import IngestWorker, length_groups
 from service.metrics import Metrics
 from service.models import load_models
 from service.settings import Settings
-from store.embedded import SqliteDocumentStore
+from store.base import DocumentStore
+from store.factory import open_store
 from store.record import DocumentRecord, Status
 from tests.service.conftest import SettingsFactory
 from tests.service.texts import DOCUMENTS, HARBOUR, ORCHARD
@@ -36,8 +38,8 @@ def test_length_groups_keep_similar_lengths_together() -> None:
 @dataclass
 class Rig:
     settings: Settings
-    store: SqliteDocumentStore
-    queue: EmbeddedQueue
+    store: DocumentStore
+    queue: Any
     worker: IngestWorker
     metrics: Metrics
 
@@ -57,13 +59,20 @@ class Rig:
                 await self.worker.process(deliveries)
 
 
-@pytest.fixture
-async def rig(make_settings: SettingsFactory) -> AsyncIterator[Rig]:
-    settings = make_settings(modes=["linear", "none"], ingest_max_deliveries=2)
-    store = SqliteDocumentStore(settings.data_dir / "store.sqlite3", dtype="float32")
-    queue = EmbeddedQueue(
-        settings.data_dir / "ingest.sqlite3", claim_idle_ms=settings.ingest_claim_idle_ms
+@pytest.fixture(params=["embedded", "redis"])
+async def rig(request: pytest.FixtureRequest, make_settings: SettingsFactory) -> AsyncIterator[Rig]:
+    store_url = "" if request.param == "embedded" else request.getfixturevalue("redis_url")
+    settings = make_settings(
+        modes=["linear", "none"],
+        ingest_max_deliveries=2,
+        store_url=store_url,
+        key_prefix=f"w-{uuid.uuid4().hex[:8]}",
     )
+    store = open_store(
+        settings.store_url, data_dir=settings.data_dir, key_prefix=settings.key_prefix,
+        dtype="float32", timeout_s=2.0,
+    )  # fmt: skip
+    queue = open_queue(settings)
     metrics = Metrics()
     worker = IngestWorker(settings, store, queue, load_models(settings), metrics, "w1")
     yield Rig(settings, store, queue, worker, metrics)
