@@ -8,7 +8,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-BENCH_MODULES: tuple[str, ...] = ("service.commands.bench_store",)
+BENCH_MODULES: tuple[str, ...] = (
+    "service.commands.bench_store",
+    "service.commands.bench_lookup",
+)
 
 
 def register(sub: Any) -> None:

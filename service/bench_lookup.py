@@ -1,0 +1,385 @@
+"""In-process lookup benchmark: time per question for each mode against document length n,
+and document encoding throughput against batch size. No HTTP, one torch thread.
+
+States come from real text: one token stream of the largest n is read once per mode, in
+pieces, with `Reader.encode_documents` for the first n and `Reader.extend` up to each next
+n; `extend` equals reading the whole text at once (the model tests hold it to that), so every
+n gets the state of its own prefix without re-reading 50,000 tokens per point.
+
+Two figures per point: the model's `lookup` (what the service calls, with its Python
+overhead: checks, dtype moves, a copy of the result) and the bare tensor arithmetic
+(linear and gated: C q, a k×k matrix-vector product; softmax: Hᵀ softmax(H q)). The paper's
+n/k prediction for softmax/linear is about the arithmetic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from encoder.model import Reader
+from encoder.state import DocumentState, Mode
+from encoder.text import anonymise_document
+from encoder.vocab import Vocabulary
+from service.loadtest.corpus import Corpus
+
+DEFAULT_NS = (100, 250, 750, 2000, 5000, 10_000, 20_000, 50_000)
+DEFAULT_MODES: tuple[Mode, ...] = ("linear", "gated", "softmax", "none")
+ENCODE_BATCHES = (1, 4, 16, 64)
+
+
+@dataclass
+class LookupRow:
+    mode: str
+    n: int
+    model_us: float  # Reader.lookup, one question
+    bare_us: float | None  # the arithmetic alone, one question (None for mode none)
+    batch_model_us: float  # Reader.lookup of m questions at once, per question
+    batch_bare_us: float | None
+
+
+@dataclass
+class EncodeRow:
+    mode: str
+    batch: int
+    tokens_per_document: int
+    seconds: float  # median time of one encode_documents call
+    documents_per_s: float
+    tokens_per_s: float
+
+
+@dataclass
+class Goal:
+    text: str
+    target: str
+    measured: float
+    met: bool
+
+
+@dataclass
+class LookupBench:
+    rows: list[LookupRow]
+    encode: list[EncodeRow]
+    goals: list[Goal] = field(default_factory=list)
+    setup: dict[str, Any] = field(default_factory=dict)
+
+    def row(self, mode: str, n: int) -> LookupRow | None:
+        return next((r for r in self.rows if r.mode == mode and r.n == n), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "setup": self.setup,
+            "lookup": [asdict(r) for r in self.rows],
+            "encode": [asdict(r) for r in self.encode],
+            "goals": [asdict(g) for g in self.goals],
+        }
+
+
+def median_seconds(fn: Callable[[], object], rounds: int = 21, min_round_s: float = 2e-3) -> float:
+    """Median over `rounds` of the mean time of one call, each round long enough
+    (`min_round_s`) for the clock; after a warm-up call."""
+    fn()
+    inner = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_round_s or inner >= 1 << 16:
+            break
+        inner = max(inner * 2, int(inner * min_round_s / max(elapsed, 1e-9)))
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - start) / inner)
+    return statistics.median(times)
+
+
+def token_ids(corpus: Corpus, n: int, vocab: Vocabulary, max_entities: int) -> torch.Tensor:
+    """The first n tokens of the corpus, anonymised as the service would, as vocabulary ids."""
+    doc = corpus.documents(1, n + 64, prefix="bench")[0]  # a little over: names merge tokens
+    tokens = anonymise_document(doc.text, doc.candidates, max_entities=max_entities).tokens
+    if len(tokens) < n:
+        raise ValueError(f"{corpus.source} gave {len(tokens)} tokens, fewer than {n}")
+    return torch.tensor(vocab.encode(tokens[:n]), dtype=torch.long)
+
+
+def states_at(reader: Reader, ids: torch.Tensor, ns: Sequence[int]) -> dict[int, DocumentState]:
+    """The state of each prefix ids[:n]: encode the first, extend to each next."""
+    ns = sorted(set(ns))
+    states: dict[int, DocumentState] = {}
+    state = reader.encode_documents([ids[: ns[0]]])[0]
+    states[ns[0]] = state
+    for prev, n in itertools.pairwise(ns):
+        state = reader.extend(state, ids[prev:n])
+        states[n] = state
+    return states
+
+
+def bare_lookup(state: DocumentState, Q: torch.Tensor) -> Callable[[], object] | None:
+    """The arithmetic of a lookup on tensors already in place, for one or many questions."""
+    memory = state.memory
+    if memory is None:
+        return None
+    if state.mode == "softmax":
+        H = memory  # (n, k)
+        if Q.shape[0] == 1:
+            q = Q[0]
+            return lambda: H.mT @ torch.softmax(H @ q, dim=0)  # (k,)
+        return lambda: torch.softmax(Q @ H.mT, dim=-1) @ H  # (m, k)
+    C = memory  # (k, k)
+    if Q.shape[0] == 1:
+        q = Q[0]
+        return lambda: torch.mv(C, q)  # (k,)
+    return lambda: Q @ C.mT  # (m, k)
+
+
+def time_lookups(
+    reader: Reader,
+    states: dict[int, DocumentState],
+    batch_queries: int,
+    rounds: int,
+    seed: int = 0,
+) -> list[LookupRow]:
+    k = reader.config.hidden_size
+    gen = torch.Generator().manual_seed(seed)
+    # Query vectors are final GRU states: in (-1, 1) like tanh outputs.
+    Q = torch.tanh(torch.randn(batch_queries, k, generator=gen))  # (m, k)
+    q1 = Q[:1]  # (1, k)
+    rows = []
+    for n, state in sorted(states.items()):
+        with torch.inference_mode():
+            bare1, bare_m = bare_lookup(state, q1), bare_lookup(state, Q)
+            model_us = 1e6 * median_seconds(partial(reader.lookup, state, q1), rounds)
+            batch_us = 1e6 * median_seconds(partial(reader.lookup, state, Q), rounds)
+            bare_us = None if bare1 is None else 1e6 * median_seconds(bare1, rounds)
+            batch_bare = None if bare_m is None else 1e6 * median_seconds(bare_m, rounds)
+        rows.append(
+            LookupRow(
+                mode=state.mode,
+                n=n,
+                model_us=model_us,
+                bare_us=bare_us,
+                batch_model_us=batch_us / batch_queries,
+                batch_bare_us=None if batch_bare is None else batch_bare / batch_queries,
+            )
+        )
+    return rows
+
+
+def time_encoding(
+    reader: Reader, ids: torch.Tensor, batches: Sequence[int], tokens: int, rounds: int
+) -> list[EncodeRow]:
+    """encode_documents on batches of equal-length slices of the real token stream."""
+    rows = []
+    for b in batches:
+        docs = [ids[(i * tokens) % max(1, len(ids) - tokens) :][:tokens] for i in range(b)]
+        seconds = median_seconds(partial(reader.encode_documents, docs), rounds, 0.0)
+        rows.append(
+            EncodeRow(reader.config.mode, b, tokens, seconds, b / seconds, b * tokens / seconds)
+        )
+    return rows
+
+
+def _ratio(bench: LookupBench, n: int, field_name: str) -> float | None:
+    soft, lin = bench.row("softmax", n), bench.row("linear", n)
+    if soft is None or lin is None:
+        return None
+    a, b = getattr(soft, field_name), getattr(lin, field_name)
+    return None if a is None or b is None else a / b
+
+
+def evaluate_goals(bench: LookupBench) -> list[Goal]:
+    goals = []
+    for n, want in ((750, 6.0), (5000, 40.0)):
+        for field_name, what in (("bare_us", "bare op"), ("model_us", "Reader.lookup")):
+            r = _ratio(bench, n, field_name)
+            if r is not None:
+                goals.append(
+                    Goal(
+                        f"softmax/linear at n={n}, one query, {what}", f">= {want:g}x", r, r >= want
+                    )
+                )
+    ns = sorted({r.n for r in bench.rows if r.mode == "linear"})
+    if len(ns) >= 2 and ns[0] == 100 and ns[-1] == 50_000:
+        for field_name, what in (("model_us", "Reader.lookup"), ("bare_us", "bare op")):
+            lo, hi = bench.row("linear", ns[0]), bench.row("linear", ns[-1])
+            assert lo is not None and hi is not None
+            a, b = getattr(hi, field_name), getattr(lo, field_name)
+            if a is not None and b is not None:
+                goals.append(
+                    Goal(
+                        f"linear n=50000 / n=100, one query, {what}", "<= 1.2x", a / b, a / b <= 1.2
+                    )
+                )
+    return goals
+
+
+def run_lookup_bench(
+    readers: dict[str, Reader],
+    vocab_of: Callable[[str], Vocabulary],
+    corpus: Corpus,
+    *,
+    ns: Sequence[int] = DEFAULT_NS,
+    batch_queries: int = 32,
+    encode_batches: Sequence[int] = ENCODE_BATCHES,
+    encode_tokens: int = 250,
+    rounds: int = 21,
+    threads: int = 1,
+) -> LookupBench:
+    torch.set_num_threads(threads)
+    rows: list[LookupRow] = []
+    encode: list[EncodeRow] = []
+    read_s: dict[str, float] = {}
+    for mode, reader in readers.items():
+        reader.eval()
+        length = max(*ns, encode_tokens)
+        ids = token_ids(corpus, length, vocab_of(mode), reader.config.max_entities)
+        start = time.perf_counter()
+        states = states_at(reader, ids, ns)
+        read_s[mode] = time.perf_counter() - start
+        rows += time_lookups(reader, states, batch_queries, rounds)
+        del states
+        encode += time_encoding(reader, ids, encode_batches, encode_tokens, max(3, rounds // 4))
+    some = next(iter(readers.values())).config
+    bench = LookupBench(rows, encode)
+    bench.setup = {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "k": some.hidden_size,
+        "E": some.max_entities,
+        "vocab_size": some.vocab_size,
+        "batch_queries": batch_queries,
+        "rounds": rounds,
+        "corpus": corpus.source,
+        "states": "real token stream, encode_documents at the smallest n, extend to each next n",
+        "read_seconds": {m: round(s, 2) for m, s in read_s.items()},
+    }
+    bench.goals = evaluate_goals(bench)
+    return bench
+
+
+def _us(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.2f}" if v < 100 else f"{v:.0f}"
+
+
+def markdown(bench: LookupBench) -> str:
+    modes = list(dict.fromkeys(r.mode for r in bench.rows))
+    m = bench.setup.get("batch_queries", "m")
+    lines = [
+        f"Lookup time per question (µs), one torch thread; `lookup` = Reader.lookup, "
+        f"`bare` = the tensor arithmetic; `×{m}` = a batch of {m} questions on one document, "
+        "per question.",
+        "",
+    ]
+    head = ["n"]
+    for mode in modes:
+        head += [f"{mode} lookup", f"{mode} bare", f"{mode} lookup ×{m}", f"{mode} bare ×{m}"]
+    has_ratio = "softmax" in modes and "linear" in modes
+    if has_ratio:
+        head += ["softmax/linear lookup", "softmax/linear bare", f"softmax/linear bare ×{m}"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for n in sorted({r.n for r in bench.rows}):
+        cells = [f"{n:,}"]
+        for mode in modes:
+            r = bench.row(mode, n)
+            if r is None:
+                cells += ["-"] * 4
+            else:
+                cells += [
+                    _us(r.model_us),
+                    _us(r.bare_us),
+                    _us(r.batch_model_us),
+                    _us(r.batch_bare_us),
+                ]
+        if has_ratio:
+            for f in ("model_us", "bare_us", "batch_bare_us"):
+                ratio = _ratio(bench, n, f)
+                cells.append("-" if ratio is None else f"{ratio:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Encoding throughput (Reader.encode_documents, equal-length documents):",
+        "",
+        "| mode | batch | tokens/doc | ms/call | documents/s | tokens/s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for e in bench.encode:
+        lines.append(
+            f"| {e.mode} | {e.batch} | {e.tokens_per_document} | {e.seconds * 1e3:.1f} | "
+            f"{e.documents_per_s:.1f} | {e.tokens_per_s:,.0f} |"
+        )
+    if bench.goals:
+        lines += ["", "| goal | target | measured | met |", "|---|---|---:|---|"]
+        for g in bench.goals:
+            lines.append(
+                f"| {g.text} | {g.target} | {g.measured:.2f} | {'yes' if g.met else 'no'} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def plot(bench: LookupBench, path: Path) -> None:
+    """Lookup time per question against n, log axes (matplotlib imported only here)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    m = bench.setup.get("batch_queries", "m")
+    styles = (
+        ("model_us", "-", "lookup"),
+        ("bare_us", "--", "bare"),
+        ("batch_model_us", ":", f"lookup, ×{m} batch"),
+    )
+    for i, mode in enumerate(dict.fromkeys(r.mode for r in bench.rows)):
+        rows = sorted((r for r in bench.rows if r.mode == mode), key=lambda r: r.n)
+        for field_name, style, what in styles:
+            pts = [
+                (r.n, getattr(r, field_name)) for r in rows if getattr(r, field_name) is not None
+            ]
+            if pts:
+                xs, ys = zip(*pts, strict=True)
+                ax.plot(xs, ys, style, marker="o", ms=3, color=f"C{i}", label=f"{mode} {what}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("document length n (tokens)")
+    ax.set_ylabel("time per question (µs)")
+    ax.set_title(f"Lookup time against n (k={bench.setup.get('k')}, 1 torch thread)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_outputs(bench: LookupBench, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table, png, data = out_dir / "lookup.md", out_dir / "lookup.png", out_dir / "lookup.json"
+    table.write_text(markdown(bench))
+    plot(bench, png)
+    data.write_text(json.dumps(bench.to_json(), indent=2) + "\n")
+    return [table, png, data]
+
+
+def format_goals(goals: Sequence[Goal]) -> str:
+    return "\n".join(
+        f"{'met' if g.met else 'MISSED'}: {g.text}: {g.measured:.2f} (goal {g.target})"
+        for g in goals
+    )
