@@ -40,14 +40,27 @@ def checkpoint_path(settings: Settings, mode: str) -> Path:
 
 
 def load_models(settings: Settings) -> dict[str, LoadedModel]:
-    """Loads every configured mode; blocking (call it from a thread). A missing file raises."""
+    """Loads every configured mode; blocking (call it from a thread).
+
+    Modes named in the settings must all load. Left at the default (every mode), a mode
+    without a checkpoint file is skipped with a warning, as long as the default mode loads.
+    """
+    explicit = "modes" in settings.model_fields_set
     models: dict[str, LoadedModel] = {}
     for mode in dict.fromkeys(settings.modes):
         path = checkpoint_path(settings, mode)
+        if not explicit and not path.is_file():
+            log.warning("no %s checkpoint at %s: mode %s not served", mode, path, mode)
+            continue
         ckpt = load_checkpoint(path, device=settings.device)
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
         ckpt.model.eval()
         models[mode] = LoadedModel(mode, ckpt.model, ckpt.vocab, ckpt.model_id)
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
+    if settings.default_mode not in models:
+        raise FileNotFoundError(
+            f"no checkpoint for the default mode {settings.default_mode!r} at "
+            f"{checkpoint_path(settings, settings.default_mode)}"
+        )
     return models
