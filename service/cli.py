@@ -20,10 +20,11 @@ Handler = Callable[[argparse.Namespace, Settings], int]
 COMMAND_MODULES: tuple[str, ...] = (
     "service.commands.config",
     "service.commands.data",
+    "service.commands.train",
+    "service.commands.evaluate",
     "service.commands.serve",
     "service.commands.worker",
     "service.commands.bench",
-    "service.commands.loadtest",
 )
 
 

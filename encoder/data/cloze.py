@@ -7,8 +7,8 @@ is taken out of the document (`keep_query_sentence=False`), so the answer has to
 from what the other sentences say, or left in (`True`), so that the reader has to find the
 sentence again: a retrieval task, like most of CNN's questions.
 
-Entity markers are numbered by a seeded random draw from the `max_entities` slots per window,
-so nothing can be read from the numbers themselves.
+The n entities of a question take the markers @entity0 .. @entity{n-1} in a seeded random
+order, so nothing can be read from the numbers themselves.
 """
 
 from __future__ import annotations
@@ -101,11 +101,14 @@ def build_questions(
         for s_idx, pos, document, query, answer in window_questions[
             : options.max_questions_per_window
         ]:
-            mentioned = list(dict.fromkeys(t for t in document if t in is_entity))
-            if len(mentioned) < options.min_candidates or len(mentioned) > options.max_entities:
+            in_document = list(dict.fromkeys(t for t in document if t in is_entity))
+            # Entities of the question that the document lacks are markers too, but no answers.
+            mentioned = list(dict.fromkeys([*in_document, *(t for t in query if t in is_entity)]))
+            if len(in_document) < options.min_candidates or len(mentioned) > options.max_entities:
                 continue
-            # Renumber: each of the window's entities gets a random one of the E slots.
-            slots = rng.sample(range(options.max_entities), len(mentioned))
+            # Renumber: the n entities take the slots 0..n-1 in a random order, as in CNN's
+            # data; the text-wide numbering would otherwise leak names through numbers.
+            slots = rng.sample(range(len(mentioned)), len(mentioned))
             renumber = {e: entity_marker(s) for e, s in zip(mentioned, slots, strict=True)}
             questions.append(
                 Question(
@@ -113,7 +116,7 @@ def build_questions(
                     document=" ".join(renumber.get(t, t) for t in document),
                     query=" ".join(renumber.get(t, t) for t in query),
                     answer=renumber[answer],
-                    candidates=sorted(renumber.values(), key=lambda m: int(m[7:])),
+                    candidates=sorted((renumber[e] for e in in_document), key=lambda m: int(m[7:])),
                 )
             )
     return questions

@@ -1,0 +1,99 @@
+"""Training on a tiny synthetic set: a loadable checkpoint, resuming, entity renumbering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from encoder.checkpoint import load_checkpoint
+from encoder.data.cloze import ClozeOptions, build_questions
+from encoder.data.questions import write_questions
+from encoder.evaluate import evaluate
+from encoder.train import TrainOptions, encode_questions, make_batch, permute_entities, train
+from encoder.vocab import Vocabulary
+from tests.encoder.test_data import STORY
+
+CLOZE = ClozeOptions(window_tokens=60, min_query_tokens=4, max_entities=8)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    questions = build_questions(STORY, ["Anna", "Bristol", "Tom", "Clara"], CLOZE, seed=3)
+    write_questions(tmp_path / "train.jsonl", questions)
+    write_questions(tmp_path / "validation.jsonl", questions[:8])
+    return tmp_path
+
+
+def _options(data_dir: Path, epochs: int) -> TrainOptions:
+    return TrainOptions(
+        mode="linear",
+        data_dir=data_dir,
+        out=data_dir / "ckpt" / "linear.pt",
+        epochs=epochs,
+        batch_size=4,
+        embed_dim=8,
+        hidden_size=6,
+        max_entities=8,
+        min_count=1,
+        glove=False,
+    )
+
+
+def test_two_epochs_write_a_loadable_checkpoint_and_resume(data_dir: Path) -> None:
+    lines: list[str] = []
+    history = train(_options(data_dir, 2), log=lines.append, progress=False)
+    assert [e["epoch"] for e in history.epochs] == [1, 2]
+    assert all(e["train_loss"] > 0 for e in history.epochs)
+    ckpt = load_checkpoint(data_dir / "ckpt" / "linear.pt")
+    assert ckpt.model.config.mode == "linear" and ckpt.model.config.hidden_size == 6
+    assert ckpt.meta["epoch"] == history.best_epoch
+    assert ckpt.meta["validation_accuracy"] == history.best_accuracy
+    result = evaluate(data_dir / "ckpt" / "linear.pt", data_dir / "validation.jsonl")
+    assert result.count == 8 and 0.0 <= result.accuracy <= 1.0
+    assert result.accuracy == pytest.approx(history.best_accuracy)
+
+    # Asking for 3 epochs continues after epoch 2 instead of starting again.
+    resumed = train(_options(data_dir, 3), log=lines.append, progress=False)
+    assert any(line.startswith("resuming linear after epoch 2") for line in lines)
+    assert [e["epoch"] for e in resumed.epochs] == [1, 2, 3]
+    assert resumed.epochs[:2] == history.epochs
+
+
+def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
+    """Two epochs then one more equal three epochs in one go (seeded, state restored)."""
+    straight = train(_options(data_dir, 3), log=lambda _: None, progress=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("train.jsonl", "validation.jsonl"):
+        (other / name).write_bytes((data_dir / name).read_bytes())
+    train(_options(other, 2), log=lambda _: None, progress=False)
+    resumed = train(_options(other, 3), log=lambda _: None, progress=False)
+    assert resumed.epochs[2]["train_loss"] == pytest.approx(straight.epochs[2]["train_loss"])
+
+
+def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
+    questions = build_questions(STORY, ["Anna", "Bristol", "Tom", "Clara"], CLOZE, seed=3)
+    vocab = Vocabulary.build(
+        [q.document.split() + q.query.split() for q in questions], max_entities=8, min_count=1
+    )
+    data = encode_questions(questions, vocab)
+    batch = make_batch(data, list(range(6)), vocab.pad_id)
+    g = torch.Generator().manual_seed(0)
+    shuffled = permute_entities(batch, vocab.entity_offset, g)
+    assert not torch.equal(shuffled.doc_ids, batch.doc_ids)
+    for b in range(6):
+        # Same token positions are entities; non-entity tokens are untouched.
+        slot = batch.doc_ids[b] - vocab.entity_offset
+        is_entity = (slot >= 0) & (slot < 8)
+        assert torch.equal(shuffled.doc_ids[b][~is_entity], batch.doc_ids[b][~is_entity])
+        new_slots = shuffled.doc_ids[b][is_entity] - vocab.entity_offset
+        # A consistent renaming: equal old slots map to equal new slots and vice versa.
+        pairs = set(zip(slot[is_entity].tolist(), new_slots.tolist(), strict=True))
+        assert len({p[0] for p in pairs}) == len(pairs) == len({p[1] for p in pairs})
+        assert bool(shuffled.candidate_mask[b, shuffled.answers[b]])
+        assert int(shuffled.candidate_mask[b].sum()) == int(batch.candidate_mask[b].sum())
+        assert set(new_slots.tolist()) == set(
+            shuffled.candidate_mask[b].nonzero().flatten().tolist()
+        )
