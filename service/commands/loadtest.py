@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     )
     progress = None if args.quiet else sys.stderr
 
-    def load(url: str) -> Any:
+    def load(url: str, server_pid: int | None = None) -> Any:
         return asyncio.run(
             run_load(
                 url,
@@ -100,6 +100,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                 index_timeout_s=args.index_timeout,
                 api_key=args.api_key,
                 progress=progress,
+                server_pid=server_pid,
             )
         )
 
@@ -121,8 +122,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                     )
                 env = _spawn_env(args, workdir, run_id)
                 try:
-                    with serve(env, workdir / "server.log") as url:
-                        report = load(url)
+                    with serve(env, workdir / "server.log") as server:
+                        report = load(server.url, server.pid)
                 finally:
                     if args.store_url:
                         _forget_redis_keys(args.store_url, env["CHEAPQA_KEY_PREFIX"])

@@ -30,6 +30,10 @@ class PhaseResult:
     latencies_ms: list[float] = field(default_factory=list)  # successful requests only
     statuses: Counter[str] = field(default_factory=Counter)  # HTTP status -> count
     errors: Counter[str] = field(default_factory=Counter)  # exception type -> count
+    # CPU seconds spent during the phase: the load generator's own, and the server's when it
+    # is a local process (both share the machine's cores).
+    client_cpu_s: float | None = None
+    server_cpu_s: float | None = None
 
     @property
     def requests(self) -> int:
@@ -67,11 +71,17 @@ class PhaseResult:
             "latency_ms": {k: _round(v) for k, v in self.latency_ms().items()},
             "statuses": dict(sorted(self.statuses.items())),
             "errors": dict(sorted(self.errors.items())),
+            "client_cpu_s": _round(self.client_cpu_s),
+            "server_cpu_s": _round(self.server_cpu_s),
         }
 
 
-def _round(v: float) -> float | None:
-    return None if math.isnan(v) else round(v, 3)
+def _round(v: float | None) -> float | None:
+    return None if v is None or math.isnan(v) else round(v, 3)
+
+
+def _cpu(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
 
 
 @dataclass(frozen=True)
@@ -101,7 +111,8 @@ def ratios(phases: Sequence[PhaseResult]) -> list[Ratio]:
 def format_phases(phases: Sequence[PhaseResult]) -> str:
     head = (
         f"{'target':<20}{'loop':<24}{'q/req':>6}{'req/s':>9}{'queries/s':>11}"
-        f"{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}  statuses / errors"
+        f"{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}{'cpu s client/server':>21}"
+        "  statuses / errors"
     )
     lines = [head]
     for p in phases:
@@ -110,7 +121,8 @@ def format_phases(phases: Sequence[PhaseResult]) -> str:
         lines.append(
             f"{p.label:<20}{p.loop:<24}{p.queries_per_request:>6}{p.requests_per_s:>9.1f}"
             f"{p.queries_per_s:>11.1f}{lat['p50']:>9.2f}{lat['p90']:>9.2f}{lat['p99']:>9.2f}"
-            f"{lat['max']:>9.2f}  {outcome or '-'}"
+            f"{lat['max']:>9.2f}{_cpu(p.client_cpu_s) + ' / ' + _cpu(p.server_cpu_s):>21}"
+            f"  {outcome or '-'}"
         )
     for r in ratios(phases):
         lines.append(f"ratio {r.text}: {r.value:.2f}")

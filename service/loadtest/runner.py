@@ -22,6 +22,7 @@ import httpx
 
 from service.loadtest.corpus import LoadDocument
 from service.loadtest.report import PhaseResult, Ratio, ratios
+from service.loadtest.server import process_cpu_seconds
 
 # (method, path, JSON body already encoded or None)
 Request = tuple[str, str, bytes | None]
@@ -245,6 +246,7 @@ async def run_phase(
     make: Callable[[int], Request],
     plan: LoadPlan,
     progress: TextIO | None = sys.stderr,
+    server_pid: int | None = None,
 ) -> PhaseResult:
     """Warm up, then drive `make(i)` requests for plan.duration_s or plan.max_requests."""
     drive = _closed_loop if plan.rate is None else _open_loop
@@ -253,8 +255,14 @@ async def run_phase(
         await drive(client, make, plan, warmup, plan.warmup_s)
     result = PhaseResult(label, plan.loop, queries_per_request)
     ticker = asyncio.create_task(_progress(result, progress)) if progress else None
+    client_cpu = time.process_time()
+    server_cpu = None if server_pid is None else process_cpu_seconds(server_pid)
     try:
         await drive(client, make, plan, result, plan.duration_s)
+        result.client_cpu_s = time.process_time() - client_cpu
+        if server_pid is not None and server_cpu is not None:
+            after = process_cpu_seconds(server_pid)
+            result.server_cpu_s = None if after is None else after - server_cpu
     finally:
         if ticker is not None and progress is not None:
             ticker.cancel()
@@ -296,10 +304,12 @@ async def run_load(
     api_key: str | None = None,
     progress: TextIO | None = sys.stderr,
     transport: httpx.AsyncBaseTransport | None = None,
+    server_pid: int | None = None,
 ) -> LoadReport:
     """Index `docs`, then one phase per mode on the same documents, then the trivial path.
 
-    `transport` replaces the network (tests pass httpx.ASGITransport for an in-process app).
+    `transport` replaces the network (tests pass httpx.ASGITransport for an in-process app);
+    `server_pid`, for a local server, adds its CPU time per phase to the report.
     """
     async with client_for(url, plan, timeout_s, api_key, transport) as client:
         started = time.perf_counter()
@@ -311,11 +321,15 @@ async def run_load(
             await probe(client, make(0))
             label = f"answers {mode or 'default'}"
             report.phases.append(
-                await run_phase(client, label, queries_per_request, make, plan, progress)
+                await run_phase(
+                    client, label, queries_per_request, make, plan, progress, server_pid
+                )
             )
         if trivial_path is not None:
             make = trivial_requests(trivial_path)
             await probe(client, make(0))
             label = f"GET {trivial_path}"
-            report.phases.append(await run_phase(client, label, 0, make, plan, progress))
+            report.phases.append(
+                await run_phase(client, label, 0, make, plan, progress, server_pid)
+            )
     return report

@@ -14,11 +14,27 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class SpawnedServer:
+    url: str
+    pid: int
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (Linux /proc), None where unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class ServerError(RuntimeError):
@@ -68,10 +84,12 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
 
 
 @contextlib.contextmanager
-def serve(env: Mapping[str, str], log_path: Path, ready_timeout_s: float = 120.0) -> Iterator[str]:
+def serve(
+    env: Mapping[str, str], log_path: Path, ready_timeout_s: float = 120.0
+) -> Iterator[SpawnedServer]:
     """Runs `cheapqa serve` with CHEAPQA_* overrides `env` on a free loopback port; yields its
-    base URL and stops it on exit. Access logs are off (log level warning): they would cost
-    the server CPU per request."""
+    URL and process id and stops it on exit. Access logs are off (log level warning): they
+    would cost the server CPU per request."""
     port = free_port()
     full_env = {**os.environ, **env, "CHEAPQA_HOST": LOOPBACK, "CHEAPQA_PORT": str(port)}
     cmd = [sys.executable, "-m", "service.cli", "serve", "--log-level", "warning"]
@@ -81,6 +99,6 @@ def serve(env: Mapping[str, str], log_path: Path, ready_timeout_s: float = 120.0
     url = f"http://{LOOPBACK}:{port}"
     try:
         _wait_ready(url, proc, log_path, ready_timeout_s)
-        yield url
+        yield SpawnedServer(url, proc.pid)
     finally:
         stop(proc)

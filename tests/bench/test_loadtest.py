@@ -132,6 +132,7 @@ def test_cli_spawns_a_server_loads_it_and_writes_json(
     for p in body["phases"]:
         assert p["ok"] > 0 and p["statuses"] == {"200": p["ok"]}
         assert p["latency_ms"]["p50"] <= p["latency_ms"]["p99"] <= p["latency_ms"]["max"]
+        assert p["client_cpu_s"] > 0 and p["server_cpu_s"] > 0
     # The server is gone afterwards.
     with pytest.raises(httpx.ConnectError):
         httpx.get(body["url"] + "/healthz", timeout=1.0)
