@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "service.commands.serve",
     "service.commands.worker",
     "service.commands.bench",
+    "service.commands.loadtest",
 )
 
 
