@@ -1,0 +1,28 @@
+"""The reliability tests reuse the service tests' fixtures: tiny random checkpoints, settings
+and the app with its lifespan running."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.encoder.test_model import one_thread
+from tests.redis_server import RedisProcess
+from tests.service.conftest import app_client, checkpoint_dir, make_settings
+from tests.service.test_processes import processes
+
+# one_thread (autouse): tiny models, so one torch thread in the test process, as in the model
+# tests; worker subprocesses get OMP_NUM_THREADS=1 for the same reason.
+__all__ = ["app_client", "checkpoint_dir", "make_settings", "one_thread", "processes"]
+
+
+@pytest.fixture
+def private_redis() -> Iterator[RedisProcess]:
+    """A redis-server of this test's own (port and directory): no other test's FLUSHDB or
+    keys can reach it. Missing redis-server is an error, never a skip."""
+    server = RedisProcess().start()
+    try:
+        yield server
+    finally:
+        server.cleanup()
