@@ -57,10 +57,6 @@ class _Doc:
     created_at: float
 
 
-class PermanentFailure(Exception):
-    """The entry can never be indexed (e.g. text without tokens): no point retrying."""
-
-
 def length_groups(lengths: Sequence[int], max_group: int) -> list[list[int]]:
     """Indices sorted by length, cut into runs whose longest is at most twice the shortest."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
@@ -119,9 +115,18 @@ class IngestWorker:
                 # The queue or the store is down: wait, then try again; nothing is lost,
                 # un-acked entries are delivered again.
                 log.warning("worker %s: %s", self.consumer, exc)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), RETRY_PAUSE_S)
+                await self._pause(stop)
+            except Exception:
+                # Whatever went wrong, the loop must live on (inside `serve` nobody would
+                # restart it); the entries in hand come back and count as failed deliveries.
+                log.exception("worker %s: unexpected error", self.consumer)
+                await self._pause(stop)
         log.info("worker %s stopped", self.consumer)
+
+    @staticmethod
+    async def _pause(stop: asyncio.Event) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), RETRY_PAUSE_S)
 
     async def process(self, deliveries: Sequence[Delivery]) -> None:
         limit = self.settings.ingest_max_deliveries

@@ -174,3 +174,37 @@ async def test_stop_finishes_the_batch_in_hand(rig: Rig, monkeypatch: pytest.Mon
     record = await rig.store.get("a", modes=())
     assert record is not None and record.status == Status.INDEXED
     assert await rig.queue.depth() == 0
+
+
+async def test_the_loop_survives_an_unexpected_error(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures: list[str] = []
+
+    class FailsOnce:
+        """The worker's store, whose first get_many raises something nobody expects."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(rig.store, name)
+
+        async def get_many(self, doc_ids: Any, modes: Any = None) -> Any:
+            if not failures:
+                failures.append("raised")
+                raise RuntimeError("a bug")
+            return await rig.store.get_many(doc_ids, modes)
+
+    monkeypatch.setattr(rig.worker, "store", FailsOnce())
+    await rig.post("a", HARBOUR)
+    stop = asyncio.Event()
+    task = asyncio.create_task(rig.worker.run(stop))
+    try:
+        for _ in range(200):
+            record = await rig.store.get("a", modes=())
+            if record is not None and record.status == Status.INDEXED:
+                break
+            await asyncio.sleep(0.05)
+        assert record is not None and record.status == Status.INDEXED
+        assert failures == ["raised"]
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 10)
