@@ -29,7 +29,7 @@ import torch
 
 from encoder.model import Reader
 from encoder.state import DocumentState, Mode
-from encoder.text import anonymise_document
+from encoder.text import anonymise_document, tokenize
 from encoder.vocab import Vocabulary
 from service.loadtest.corpus import Corpus
 
@@ -59,6 +59,14 @@ class EncodeRow:
 
 
 @dataclass
+class QueryEncodeRow:
+    mode: str
+    batch: int  # questions per encode_queries call
+    mean_tokens: float  # question length in tokens
+    us_per_query: float
+
+
+@dataclass
 class Goal:
     text: str
     target: str
@@ -71,6 +79,7 @@ class LookupBench:
     rows: list[LookupRow]
     encode: list[EncodeRow]
     goals: list[Goal] = field(default_factory=list)
+    query_encode: list[QueryEncodeRow] = field(default_factory=list)
     setup: dict[str, Any] = field(default_factory=dict)
 
     def row(self, mode: str, n: int) -> LookupRow | None:
@@ -81,6 +90,7 @@ class LookupBench:
             "setup": self.setup,
             "lookup": [asdict(r) for r in self.rows],
             "encode": [asdict(r) for r in self.encode],
+            "query_encode": [asdict(r) for r in self.query_encode],
             "goals": [asdict(g) for g in self.goals],
         }
 
@@ -193,6 +203,24 @@ def time_encoding(
     return rows
 
 
+def time_query_encoding(
+    reader: Reader,
+    vocab: Vocabulary,
+    questions: Sequence[str],
+    batches: Sequence[int],
+    rounds: int,
+) -> list[QueryEncodeRow]:
+    """Reader.encode_queries on real questions: every answer pays this before its lookup."""
+    ids = [torch.tensor(vocab.encode(tokenize(q)), dtype=torch.long) for q in questions]
+    rows = []
+    for b in batches:
+        batch = [ids[i % len(ids)] for i in range(b)]
+        mean_tokens = sum(len(t) for t in batch) / b
+        seconds = median_seconds(partial(reader.encode_queries, batch), rounds)
+        rows.append(QueryEncodeRow(reader.config.mode, b, mean_tokens, 1e6 * seconds / b))
+    return rows
+
+
 def _ratio(bench: LookupBench, n: int, field_name: str) -> float | None:
     soft, lin = bench.row("softmax", n), bench.row("linear", n)
     if soft is None or lin is None:
@@ -242,7 +270,9 @@ def run_lookup_bench(
     torch.set_num_threads(threads)
     rows: list[LookupRow] = []
     encode: list[EncodeRow] = []
+    query_encode: list[QueryEncodeRow] = []
     read_s: dict[str, float] = {}
+    questions = corpus.documents(1, 5000, prefix="questions")[0].questions
     for mode, reader in readers.items():
         reader.eval()
         length = max(*ns, encode_tokens)
@@ -253,8 +283,11 @@ def run_lookup_bench(
         rows += time_lookups(reader, states, batch_queries, rounds)
         del states
         encode += time_encoding(reader, ids, encode_batches, encode_tokens, max(3, rounds // 4))
+        query_encode += time_query_encoding(
+            reader, vocab_of(mode), questions, sorted({1, batch_queries}), rounds
+        )
     some = next(iter(readers.values())).config
-    bench = LookupBench(rows, encode)
+    bench = LookupBench(rows, encode, query_encode=query_encode)
     bench.setup = {
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
@@ -325,6 +358,18 @@ def markdown(bench: LookupBench) -> str:
             f"| {e.mode} | {e.batch} | {e.tokens_per_document} | {e.seconds * 1e3:.1f} | "
             f"{e.documents_per_s:.1f} | {e.tokens_per_s:,.0f} |"
         )
+    if bench.query_encode:
+        lines += [
+            "",
+            "Question encoding (Reader.encode_queries, real questions), paid before every lookup:",
+            "",
+            "| mode | questions per call | mean tokens | µs per question |",
+            "|---|---:|---:|---:|",
+        ]
+        for qe in bench.query_encode:
+            lines.append(
+                f"| {qe.mode} | {qe.batch} | {qe.mean_tokens:.1f} | {qe.us_per_query:.1f} |"
+            )
     if bench.goals:
         lines += ["", "| goal | target | measured | met |", "|---|---|---:|---|"]
         for g in bench.goals:

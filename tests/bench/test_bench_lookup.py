@@ -79,11 +79,16 @@ def test_run_writes_table_plot_and_json(
         assert (r.bare_us is None) == (r.mode == "none")
     assert {(e.mode, e.batch) for e in bench.encode} == {(m, b) for m in MODES for b in (1, 2)}
     assert all(e.tokens_per_s == pytest.approx(30 * e.documents_per_s) for e in bench.encode)
+    assert {(q.mode, q.batch) for q in bench.query_encode} == {
+        (m, b) for m in MODES for b in (1, 4)
+    }
+    assert all(q.us_per_query > 0 and q.mean_tokens > 3 for q in bench.query_encode)
     assert bench.setup["threads"] == 1
     assert bench.goals == []  # none of the goals' n were measured
     table, png, data = write_outputs(bench, tmp_path / "out")
     text = table.read_text()
     assert "| 100 |" in text and "softmax/linear bare" in text and "documents/s" in text
+    assert "µs per question" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads(data.read_text())["setup"]["batch_queries"] == 4
 
