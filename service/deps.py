@@ -32,7 +32,7 @@ class Runtime:
     startup_error: str | None = None
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
@@ -40,38 +40,40 @@ def get_runtime(request: Request) -> Runtime:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
-def get_settings(runtime: RuntimeDep) -> Settings:
+async def get_settings(runtime: RuntimeDep) -> Settings:
     return runtime.settings
 
 
-def get_metrics(runtime: RuntimeDep) -> Metrics:
+async def get_metrics(runtime: RuntimeDep) -> Metrics:
     return runtime.metrics
 
 
-def get_store(runtime: RuntimeDep) -> DocumentStore:
+async def get_store(runtime: RuntimeDep) -> DocumentStore:
     if runtime.store is None:
         raise Unavailable("the store is not open", runtime.startup_error, code="store_unavailable")
     return runtime.store
 
 
-def get_queue(runtime: RuntimeDep) -> IngestQueue:
+async def get_queue(runtime: RuntimeDep) -> IngestQueue:
     if runtime.queue is None:
         raise Unavailable("the ingestion queue is not open", code="queue_unavailable")
     return runtime.queue
 
 
-def get_models(runtime: RuntimeDep) -> dict[str, LoadedModel]:
+async def get_models(runtime: RuntimeDep) -> dict[str, LoadedModel]:
     if not runtime.models:
         raise Unavailable("the models are not loaded", runtime.startup_error, code="not_ready")
     return runtime.models
 
 
-def get_batcher(runtime: RuntimeDep) -> QueryBatcher:
+async def get_batcher(runtime: RuntimeDep) -> QueryBatcher:
     if runtime.batcher is None:
         raise Unavailable("the query batcher is not running", code="not_ready")
     return runtime.batcher
 
 
+# The getters are `async def` on purpose: FastAPI runs plain `def` dependencies in a thread
+# pool, a thread hop per getter per request.
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 StoreDep = Annotated[DocumentStore, Depends(get_store)]

@@ -22,6 +22,9 @@ from service.routers.documents import DocId
 from service.schemas import Answer, AnswersIn, AnswersOut, QueryAnswers
 from store.record import Status
 
+# States up to this many numbers are looked up on the event loop (k = 256 gives 65,536).
+INLINE_LOOKUP_MAX_NUMBERS = 65_536
+
 router = APIRouter(prefix="/v1", tags=["answers"], dependencies=[Depends(require_api_key)])
 
 
@@ -86,7 +89,12 @@ async def answer_queries(
 
     Q = await batcher.encode(model, query_ids)  # (m, k)
     start = time.perf_counter()
-    ranked = await asyncio.to_thread(rank_answers, model, state, Q, n_entities, body.top_k)
+    if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
+        # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
+        ranked = await asyncio.to_thread(rank_answers, model, state, Q, n_entities, body.top_k)
+    else:
+        # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
+        ranked = rank_answers(model, state, Q, n_entities, body.top_k)
     metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
     results = [
         QueryAnswers(
