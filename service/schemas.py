@@ -26,6 +26,7 @@ class DocumentIn(_Body):
     text: str = Field(min_length=1, description="The document text (UTF-8).")
     candidates: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
         default=None,
+        max_length=1000,
         description="Entity names to answer with; omitted means entities detected in the text.",
     )
 
@@ -65,7 +66,8 @@ class AppendIn(_Body):
 
 
 class AnswersIn(_Body):
-    queries: list[Annotated[str, Field(min_length=1)]] = Field(
+    # A question is a sentence: the length cap keeps tokenizing it cheap.
+    queries: list[Annotated[str, Field(min_length=1, max_length=4000)]] = Field(
         min_length=1, description="Cloze questions, each with exactly one @placeholder."
     )
     mode: Mode | None = Field(default=None, description="Attention mode; default from settings.")

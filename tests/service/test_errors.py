@@ -66,6 +66,8 @@ async def test_400_and_422_bad_input(app_client: AppClient) -> None:
         for body in bodies:
             assert_error(await client.post("/v1/documents", json=body), 422, "validation_error")
         assert_error(await client.post(url, json={"queries": []}), 422, "validation_error")
+        long_query = {"queries": ["@placeholder " + "word " * 1000]}
+        assert_error(await client.post(url, json=long_query), 422, "validation_error")
         assert_error(await client.post(url, json={"queries": [QUESTION], "mode": "cosine"}), 422)
         not_json = await client.post(
             "/v1/documents", content=b"{not json", headers={"content-type": "application/json"}
