@@ -194,3 +194,25 @@ async def test_health_readiness_metrics_and_openapi(app_client: AppClient) -> No
         assert "429" in operations["answer_queries"]["responses"]
         assert "409" in operations["answer_queries"]["responses"]
         assert "413" in operations["index_documents"]["responses"]
+
+
+async def test_float16_states_answer_close_to_the_forward_pass(
+    app_client: AppClient, checkpoint_dir: Path
+) -> None:
+    async with app_client(modes=["linear", "gated"], state_dtype="float16") as client:
+        await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
+        info = await wait_status(client, "h", "indexed")
+        for mode in ("linear", "gated"):
+            ckpt = load(checkpoint_dir, mode)
+            questions = QUESTIONS["harbour"]
+            response = await client.post(
+                "/v1/documents/h/answers", json={"queries": questions, "mode": mode, "top_k": 20}
+            )
+            expected = [forward_probabilities(ckpt, HARBOUR, q) for q in questions]
+            for result, probs in zip(response.json()["results"], expected, strict=True):
+                got = {a["entity"]: a["score"] for a in result["answers"]}
+                assert got.keys() == probs.keys()
+                for name, p in probs.items():
+                    assert got[name] == pytest.approx(p, abs=2e-3)
+        # Half the bytes of float32 for the packed k×k triangle (plus a small header).
+        assert info["bytes_stored"]["linear"] < 16 * 17 / 2 * 4
