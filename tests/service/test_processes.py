@@ -168,3 +168,36 @@ def test_serve_and_a_separate_worker_over_redis(
     finally:
         client.close()
     assert_clean_exit(server)
+
+
+def test_embedded_store_shared_with_a_separate_worker_process(
+    processes: list[Process], checkpoint_dir: Path, tmp_path: Path
+) -> None:
+    # Both processes open the same SQLite files: the queue's leases work across processes.
+    env = base_env(checkpoint_dir, tmp_path / "d")
+    env.update(CHEAPQA_SERVE_WORKER="false", CHEAPQA_MODES='["linear"]')
+    client, server = start_server(processes, env, tmp_path)
+    try:
+        assert client.get("/readyz").json()["worker"] is False
+        response = client.post("/v1/documents", json={"id": "h", "text": DOCUMENTS["harbour"]})
+        assert response.status_code == 202
+        time.sleep(0.3)
+        assert client.get("/v1/documents/h").json()["status"] == "queued"  # nobody indexes
+        worker = Process(["worker", "--log-level", "warning"], env, tmp_path / "worker.log")
+        processes.append(worker)
+        deadline = time.monotonic() + 60
+        while client.get("/v1/documents/h").json()["status"] != "indexed":
+            assert time.monotonic() < deadline, worker.output()
+            time.sleep(0.05)
+        answers = client.post(
+            "/v1/documents/h/answers", json={"queries": QUESTIONS["harbour"][:1]}
+        ).json()
+        expected = forward_probabilities(
+            load(checkpoint_dir, "linear"), DOCUMENTS["harbour"], QUESTIONS["harbour"][0]
+        )
+        best = answers["results"][0]["answers"][0]
+        assert best["score"] == pytest.approx(max(expected.values()), abs=1e-4)
+        assert worker.stop() == 0, worker.output()
+    finally:
+        client.close()
+    assert_clean_exit(server)
