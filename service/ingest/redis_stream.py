@@ -1,10 +1,10 @@
 """The ingestion queue on a Redis Stream with one consumer group.
 
-    enqueue      XADD <prefix>:ingest * job <json>
+    enqueue      XADD <prefix>:{ingest}:stream * job <json>
     read         XAUTOCLAIM (every claim interval: entries idle longer than claim_idle_ms,
                  from consumers that died or batches that failed), else XREADGROUP >
     ack          XACK + XDEL (the stream only holds work not yet done)
-    dead_letter  XADD <prefix>:ingest:dead, then XACK + XDEL
+    dead_letter  XADD <prefix>:{ingest}:dead, then XACK + XDEL
 
 Every call is bounded by `timeout_s` and any Redis failure becomes Unavailable (503), so a
 Redis outage never hangs a request; the client reconnects by itself once Redis is back.
@@ -17,13 +17,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from service.errors import Unavailable
 from service.ingest.queue import Delivery, IngestJob
+from store.factory import redis_client
+from store.redis_store import RedisClient
 
 T = TypeVar("T")
 
@@ -44,25 +43,22 @@ class RedisStreamQueue:
         timeout_s: float,
         claim_idle_ms: int,
     ) -> None:
-        self.stream = f"{key_prefix}:ingest"
-        self.dead_stream = f"{key_prefix}:ingest:dead"
+        # One hash tag: on a Redis Cluster both streams share a slot, so a move to the dead
+        # letters is one transaction.
+        self.stream = f"{key_prefix}:{{ingest}}:stream"
+        self.dead_stream = f"{key_prefix}:{{ingest}}:dead"
         self.timeout_s = timeout_s
         self.claim_idle_ms = claim_idle_ms
         self._url = url
-        # No retries inside redis-py: a failed call must surface within timeout_s.
+        # Every call is also bounded by timeout_s (see _call), whatever redis-py retries.
         self._client = self._connect(timeout_s)
-        self._blocking: aioredis.Redis | None = None  # for XREADGROUP BLOCK, made on first read
+        self._blocking: RedisClient | None = None  # for XREADGROUP BLOCK, made on first read
         self._group_ready = False
         self._next_claim = 0.0
 
-    def _connect(self, socket_timeout: float) -> aioredis.Redis:
-        return aioredis.Redis.from_url(
-            self._url,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=self.timeout_s,
-            retry=Retry(NoBackoff(), 0),
-            decode_responses=False,
-        )
+    def _connect(self, socket_timeout: float) -> RedisClient:
+        # The store's client: the same URLs (Redis Cluster too) and binary values.
+        return redis_client(self._url, socket_timeout)
 
     async def _call(self, fn: Callable[[], Awaitable[T]], timeout_s: float | None = None) -> T:
         try:
