@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 
 from encoder.state import DocumentState
 from service.auth import require_api_key
-from service.deps import ModelsDep, QueueDep, SettingsDep, StoreDep
+from service.deps import ModelsDep, QueueDep, RuntimeDep, SettingsDep, StoreDep
 from service.documents import anonymise, appended_hash, derived_id, text_hash
 from service.errors import (
     BadRequest,
@@ -52,6 +52,11 @@ def document_info(record: DocumentRecord) -> DocumentInfo:
     )
 
 
+def built_by_other_models(record: DocumentRecord, loaded: dict[str, str]) -> bool:
+    """Whether a state of a mode this server serves was built by another model."""
+    return any(record.model_ids.get(mode) not in (None, mid) for mode, mid in loaded.items())
+
+
 def _check_limits(documents: list[DocumentIn], max_batch: int, max_bytes: int) -> None:
     if len(documents) > max_batch:
         raise TooLarge(
@@ -85,12 +90,13 @@ async def index_documents(
     settings: SettingsDep,
     store: StoreDep,
     queue: QueueDep,
+    runtime: RuntimeDep,
 ) -> DocumentsAccepted:
     """Records each document as `queued` and puts it on the ingestion queue.
 
     The same id with the same text is the same document (nothing is re-encoded); the same id
     with other text is indexed again. A document posted without an id gets one derived from
-    its text.
+    its text. A document indexed by other models than this server's is indexed again.
     """
     documents = body.documents if isinstance(body, DocumentBatchIn) else [body]
     _check_limits(documents, settings.max_batch_documents, settings.max_document_bytes)
@@ -110,6 +116,7 @@ async def index_documents(
     # A queued record older than the claim timeout may have lost its queue entry (the
     # enqueue failed after the record was written): enqueue it again.
     stale_before = now() - settings.ingest_claim_idle_ms / 1000.0
+    loaded = {mode: m.model_id for mode, m in runtime.models.items()}  # empty while loading
     accepted: dict[str, DocumentAccepted] = {}
     for doc, doc_id, h in zip(documents, ids, hashes, strict=True):
         if doc_id in accepted:
@@ -120,7 +127,7 @@ async def index_documents(
             old is not None
             and old.text_hash == h
             and (
-                old.status == Status.INDEXED
+                (old.status == Status.INDEXED and not built_by_other_models(old, loaded))
                 or (old.status == Status.QUEUED and old.updated_at > stale_before)
             )
         ):

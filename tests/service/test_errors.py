@@ -129,6 +129,9 @@ async def test_409_indexed_by_another_model(app_client: AppClient, tmp_path: Pat
         assert error["detail"]["stored"] != error["detail"]["loaded"]
         append = await client.post("/v1/documents/h/text", json={"text": "More."})
         assert_error(append, 409, "indexed_by_another_model")
+        # Posting the same text again indexes it anew, for the models now loaded.
+        again = await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
+        assert again.json()["documents"][0]["enqueued"] is True
 
 
 async def test_413_too_large(app_client: AppClient) -> None:
