@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from service.documents import text_hash
 from service.ingest import worker as worker_module
@@ -33,6 +35,18 @@ def test_length_groups_keep_similar_lengths_together() -> None:
         sizes = [lengths[i] for i in group]
         assert len(group) <= 3 and max(sizes) <= 2 * min(sizes)
     assert groups[0] == [1, 5, 2]  # shortest first
+
+
+@given(
+    st.lists(st.integers(min_value=1, max_value=10_000), max_size=40),
+    st.integers(min_value=1, max_value=16),
+)
+def test_length_groups_cover_every_document_once(lengths: list[int], max_group: int) -> None:
+    groups = length_groups(lengths, max_group)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for group in groups:
+        sizes = [lengths[i] for i in group]
+        assert 1 <= len(group) <= max_group and max(sizes) <= 2 * min(sizes)
 
 
 @dataclass
