@@ -143,6 +143,9 @@ def _run_stages(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(format_stages(report))
+    if args.json_out is not None:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(report.to_json(), indent=2) + "\n")
     return 0
 
 
@@ -151,6 +154,7 @@ def register(bench_sub: Any) -> None:
         "stages", help="where one answers request's time goes (in process, per stage)"
     )
     s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--json-out", type=Path, default=None, help="also write the JSON here")
     s.add_argument("--mode", choices=ALL_MODES, default="linear")
     s.add_argument("--queries", type=int, default=1, help="queries per request")
     s.add_argument("--tokens", type=int, default=5000, help="document length n")

@@ -52,6 +52,13 @@ class PhaseResult:
     def queries_per_s(self) -> float:
         return self.requests_per_s * self.queries_per_request
 
+    @property
+    def server_cpu_ms_per_request(self) -> float | None:
+        """Server CPU per successful request: the server's cost, whoever limits the rate."""
+        if self.server_cpu_s is None or self.ok == 0:
+            return None
+        return 1000.0 * self.server_cpu_s / self.ok
+
     def latency_ms(self) -> dict[str, float]:
         values = sorted(self.latencies_ms)
         out = {f"p{p}": percentile(values, p) for p in PERCENTILES}
@@ -73,11 +80,16 @@ class PhaseResult:
             "errors": dict(sorted(self.errors.items())),
             "client_cpu_s": _round(self.client_cpu_s),
             "server_cpu_s": _round(self.server_cpu_s),
+            "server_cpu_ms_per_request": _round(self.server_cpu_ms_per_request),
         }
 
 
 def _round(v: float | None) -> float | None:
     return None if v is None or math.isnan(v) else round(v, 3)
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
 
 
 def _cpu(v: float | None) -> str:
@@ -92,7 +104,12 @@ class Ratio:
 
 def ratios(phases: Sequence[PhaseResult]) -> list[Ratio]:
     """The first `answers` phase's queries/s against each other `answers` phase, and the
-    `answers` phases' requests/s against the trivial endpoint's (the framework's ceiling)."""
+    `answers` phases' requests/s against the trivial endpoint's (the framework's ceiling).
+
+    With the load generator on the same cores, the trivial endpoint's rate can be bounded by
+    the client rather than the server; the ratio of server CPU per request (trivial over
+    answers) is the same comparison from the server's side alone.
+    """
     answers = [p for p in phases if p.queries_per_request > 0]
     trivial = [p for p in phases if p.queries_per_request == 0]
     out = []
@@ -105,6 +122,10 @@ def ratios(phases: Sequence[PhaseResult]) -> list[Ratio]:
         for a in answers:
             value = a.requests_per_s / t.requests_per_s if t.requests_per_s else math.nan
             out.append(Ratio(f"{a.label} / {t.label} requests/s", value))
+            a_cpu, t_cpu = a.server_cpu_ms_per_request, t.server_cpu_ms_per_request
+            if a_cpu and t_cpu:
+                text = f"{t.label} / {a.label} server CPU per request"
+                out.append(Ratio(text, t_cpu / a_cpu))
     return out
 
 
@@ -112,7 +133,7 @@ def format_phases(phases: Sequence[PhaseResult]) -> str:
     head = (
         f"{'target':<20}{'loop':<24}{'q/req':>6}{'req/s':>9}{'queries/s':>11}"
         f"{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}{'cpu s client/server':>21}"
-        "  statuses / errors"
+        f"{'server cpu ms/req':>19}  statuses / errors"
     )
     lines = [head]
     for p in phases:
@@ -122,7 +143,7 @@ def format_phases(phases: Sequence[PhaseResult]) -> str:
             f"{p.label:<20}{p.loop:<24}{p.queries_per_request:>6}{p.requests_per_s:>9.1f}"
             f"{p.queries_per_s:>11.1f}{lat['p50']:>9.2f}{lat['p90']:>9.2f}{lat['p99']:>9.2f}"
             f"{lat['max']:>9.2f}{_cpu(p.client_cpu_s) + ' / ' + _cpu(p.server_cpu_s):>21}"
-            f"  {outcome or '-'}"
+            f"{_ms(p.server_cpu_ms_per_request):>19}  {outcome or '-'}"
         )
     for r in ratios(phases):
         lines.append(f"ratio {r.text}: {r.value:.2f}")

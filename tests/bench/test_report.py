@@ -3,6 +3,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import pytest
+
 from service.loadtest.report import PhaseResult, format_phases, percentile, ratios
 
 
@@ -41,7 +43,10 @@ def test_ratios_between_modes_and_against_the_trivial_endpoint() -> None:
         phase("answers softmax", 32, ok=50, elapsed=1.0),
         phase("GET /healthz", 0, ok=1000, elapsed=1.0),
     ]
+    phases[0].server_cpu_s, phases[2].server_cpu_s = 0.9, 0.25  # 3 ms and 0.25 ms per request
     found = {r.text: r.value for r in ratios(phases)}
+    assert found["GET /healthz / answers linear server CPU per request"] == pytest.approx(0.25 / 3)
+    assert "answers softmax server CPU" not in " ".join(found)  # its CPU was not measured
     assert found["answers linear / answers softmax queries/s"] == 6.0
     assert found["answers linear / GET /healthz requests/s"] == 0.3
     assert found["answers softmax / GET /healthz requests/s"] == 0.05
