@@ -7,6 +7,7 @@ Every error answer, including FastAPI's own 422 and Starlette's 404/405, has the
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -100,10 +101,31 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {s: {"model": ErrorBody, "description": _DESCRIPTIONS[s]} for s in statuses}
 
 
+MAX_ECHOED_CHARS = 200
+
+
+def _echo_safe(value: Any) -> Any:
+    """Client input echoed in an error detail (a 422 repeats the offending value), made
+    encodable and small: JSON has no NaN or Infinity, a lone surrogate (legal as a JSON
+    escape) cannot be encoded as UTF-8, and a 10 MB text need not be sent back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        if len(value) > MAX_ECHOED_CHARS:
+            value = value[:MAX_ECHOED_CHARS] + "…"
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_echo_safe(k): _echo_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_echo_safe(v) for v in value]
+    return value
+
+
 def error_response(
     status: int, code: str, message: str, detail: Any = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    body = ErrorBody(error=ErrorInfo(code=code, message=message, detail=jsonable_encoder(detail)))
+    detail = _echo_safe(jsonable_encoder(detail))
+    body = ErrorBody(error=ErrorInfo(code=code, message=message, detail=detail))
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 
