@@ -1,10 +1,10 @@
 """The ingestion queue on a Redis Stream with one consumer group.
 
-    enqueue      XADD <prefix>:{ingest}:stream * job <json>
+    enqueue      XADD <prefix>:ingest * job <json>
     read         XAUTOCLAIM (every claim interval: entries idle longer than claim_idle_ms,
                  from consumers that died or batches that failed), else XREADGROUP >
     ack          XACK + XDEL (the stream only holds work not yet done)
-    dead_letter  XADD <prefix>:{ingest}:dead, then XACK + XDEL
+    dead_letter  XADD <prefix>:ingest:dead, then XACK + XDEL
 
 Every call is bounded by `timeout_s` and any Redis failure becomes Unavailable (503), so a
 Redis outage never hangs a request; the client reconnects by itself once Redis is back.
@@ -43,10 +43,8 @@ class RedisStreamQueue:
         timeout_s: float,
         claim_idle_ms: int,
     ) -> None:
-        # One hash tag: on a Redis Cluster both streams share a slot, so a move to the dead
-        # letters is one transaction.
-        self.stream = f"{key_prefix}:{{ingest}}:stream"
-        self.dead_stream = f"{key_prefix}:{{ingest}}:dead"
+        self.stream = f"{key_prefix}:ingest"
+        self.dead_stream = f"{key_prefix}:ingest:dead"
         self.timeout_s = timeout_s
         self.claim_idle_ms = claim_idle_ms
         self._url = url
@@ -160,24 +158,20 @@ class RedisStreamQueue:
         await self._call(ack_and_delete)
 
     async def dead_letter(self, delivery: Delivery, error: str) -> None:
-        async def move() -> None:
-            pipe = self._client.pipeline(transaction=True)
-            pipe.xadd(
-                self.dead_stream,
-                {
-                    b"entry_id": delivery.entry_id,
-                    b"doc_id": delivery.job.doc_id,
-                    b"deliveries": delivery.deliveries,
-                    b"error": error,
-                    b"job": delivery.job.to_json(),
-                },
-                maxlen=DEAD_LETTER_MAXLEN,
-            )
-            pipe.xack(self.stream, GROUP, delivery.entry_id)
-            pipe.xdel(self.stream, delivery.entry_id)
-            await pipe.execute()
-
-        await self._call(move)
+        letter: dict[Any, Any] = {
+            b"entry_id": delivery.entry_id,
+            b"doc_id": delivery.job.doc_id,
+            b"deliveries": delivery.deliveries,
+            b"error": error,
+            b"job": delivery.job.to_json(),
+        }
+        # Two steps, not one transaction: on a Redis Cluster the two streams may live in
+        # different slots. A crash between them leaves the entry pending, so it is dead-lettered
+        # again later: a duplicate letter, never a lost one.
+        await self._call(
+            lambda: self._client.xadd(self.dead_stream, letter, maxlen=DEAD_LETTER_MAXLEN)
+        )
+        await self.ack([delivery.entry_id])
 
     async def dead_letters(self, count: int = 100) -> list[dict[str, Any]]:
         """The oldest dead letters: entry_id, doc_id, deliveries, error (as the SQLite queue)."""
