@@ -124,7 +124,9 @@ def _echo_safe(value: Any) -> Any:
 def error_response(
     status: int, code: str, message: str, detail: Any = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    detail = _echo_safe(jsonable_encoder(detail))
+    # A body sent as text/plain or octet-stream is echoed as bytes, maybe not UTF-8.
+    undecodable = {bytes: lambda b: b.decode("utf-8", "backslashreplace")}
+    detail = _echo_safe(jsonable_encoder(detail, custom_encoder=undecodable))
     body = ErrorBody(error=ErrorInfo(code=code, message=message, detail=detail))
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
