@@ -312,40 +312,46 @@ def _us(v: float | None) -> str:
     return f"{v:.2f}" if v < 100 else f"{v:.0f}"
 
 
-def markdown(bench: LookupBench) -> str:
-    modes = list(dict.fromkeys(r.mode for r in bench.rows))
-    m = bench.setup.get("batch_queries", "m")
-    lines = [
-        f"Lookup time per question (µs), one torch thread; `lookup` = Reader.lookup, "
-        f"`bare` = the tensor arithmetic; `×{m}` = a batch of {m} questions on one document, "
-        "per question.",
-        "",
-    ]
+def _lookup_table(bench: LookupBench, modes: list[str], model: str, bare: str) -> list[str]:
+    """One row per n: each mode's Reader.lookup and bare time, then softmax/linear ratios."""
     head = ["n"]
     for mode in modes:
-        head += [f"{mode} lookup", f"{mode} bare", f"{mode} lookup ×{m}", f"{mode} bare ×{m}"]
+        head += [f"{mode} lookup"] + ([] if mode == "none" else [f"{mode} bare"])
     has_ratio = "softmax" in modes and "linear" in modes
     if has_ratio:
-        head += ["softmax/linear lookup", "softmax/linear bare", f"softmax/linear bare ×{m}"]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        head += ["softmax/linear lookup", "softmax/linear bare"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for n in sorted({r.n for r in bench.rows}):
         cells = [f"{n:,}"]
         for mode in modes:
             r = bench.row(mode, n)
-            if r is None:
-                cells += ["-"] * 4
-            else:
-                cells += [
-                    _us(r.model_us),
-                    _us(r.bare_us),
-                    _us(r.batch_model_us),
-                    _us(r.batch_bare_us),
-                ]
+            cells.append("-" if r is None else _us(getattr(r, model)))
+            if mode != "none":
+                cells.append("-" if r is None else _us(getattr(r, bare)))
         if has_ratio:
-            for f in ("model_us", "bare_us", "batch_bare_us"):
+            for f in (model, bare):
                 ratio = _ratio(bench, n, f)
                 cells.append("-" if ratio is None else f"{ratio:.1f}")
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(bench: LookupBench) -> str:
+    modes = list(dict.fromkeys(r.mode for r in bench.rows))
+    m = bench.setup.get("batch_queries", "m")
+    lines = [
+        "Lookup time per question (µs), one torch thread. `lookup` = Reader.lookup (what the "
+        "service calls), `bare` = the tensor arithmetic alone (linear, gated: C q; softmax: "
+        "Hᵀ softmax(H q)).",
+        "",
+        "One question at a time:",
+        "",
+        *_lookup_table(bench, modes, "model_us", "bare_us"),
+        "",
+        f"A batch of {m} questions on one document, time per question:",
+        "",
+        *_lookup_table(bench, modes, "batch_model_us", "batch_bare_us"),
+    ]
     lines += [
         "",
         "Encoding throughput (Reader.encode_documents, equal-length documents):",
