@@ -11,7 +11,7 @@ import pytest
 
 from service.app import create_app
 from service.cli import main
-from service.loadtest.corpus import load_text_corpus
+from service.loadtest.corpus import LoadDocument, load_text_corpus
 from service.loadtest.runner import LoadError, LoadPlan, run_load
 from service.settings import Settings
 
@@ -89,6 +89,23 @@ async def test_a_mode_the_server_has_not_loaded_fails_before_timing(
                 "http://test",
                 docs,
                 ["gated"],
+                1,
+                LoadPlan(duration_s=0.2, warmup_s=0),
+                progress=None,
+                transport=httpx.ASGITransport(app=app),
+            )
+
+
+async def test_documents_without_entities_are_refused(settings: Settings) -> None:
+    text = "the wheel turned and the grain came in. nobody said a word about it."
+    docs = [LoadDocument("plain", text, 16, None, ["@placeholder turned the wheel."])]
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        with pytest.raises(LoadError, match="no entities"):
+            await run_load(
+                "http://test",
+                docs,
+                ["linear"],
                 1,
                 LoadPlan(duration_s=0.2, warmup_s=0),
                 progress=None,
