@@ -41,7 +41,11 @@ class RedisProcess:
     """A redis-server child process on its own port and directory; stop() ends it."""
 
     def __init__(
-        self, port: int | None = None, appendonly: bool = False, directory: Path | None = None
+        self,
+        port: int | None = None,
+        appendonly: bool = False,
+        directory: Path | None = None,
+        extra_args: list[str] | None = None,
     ):
         binary = shutil.which("redis-server")
         if binary is None:
@@ -50,6 +54,7 @@ class RedisProcess:
         self._tmp = None if directory else tempfile.TemporaryDirectory(prefix="cheapqa-redis-")
         self.directory = directory or Path(self._tmp.name)  # type: ignore[union-attr]
         self.appendonly = appendonly
+        self.extra_args = list(extra_args or [])
         self._binary = binary
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -62,6 +67,7 @@ class RedisProcess:
             self._binary, "--port", str(self.port), "--bind", "127.0.0.1",
             "--dir", str(self.directory), "--save", "",
             "--appendonly", "yes" if self.appendonly else "no",
+            *self.extra_args,
         ]  # fmt: skip
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s
