@@ -47,6 +47,7 @@ class TrainOptions:
     min_count: int = 2
     glove: bool = True  # initialise word embeddings from GloVe when it is installed
     embedding_lr_scale: float = 1.0  # 0 freezes the embeddings
+    entity_scale: float = 1.5  # marker vectors: orthogonal, this many times a word's norm (0: off)
     shuffle_entities: bool = True
     max_train: int | None = None  # use only the first N training questions (quick trials)
     resume: bool = True
@@ -180,23 +181,45 @@ def accuracy(model: Reader, data: Encoded) -> float:
     return float((predict(model, data) == data.answers).float().mean())
 
 
-def _init_embeddings(model: Reader, vocab: Vocabulary, use_glove: bool) -> int:
-    """Copy GloVe rows into the embedding; returns how many words were found."""
-    if not use_glove:
-        return 0
-    from encoder.embeddings import glove_available, glove_vectors
+def _init_embeddings(
+    model: Reader,
+    vocab: Vocabulary,
+    use_glove: bool,
+    entity_scale: float,
+    generator: torch.Generator,
+) -> int:
+    """Copy GloVe rows into the embedding and give the entity markers orthogonal vectors.
 
-    if not glove_available():
-        return 0
-    vectors, found = glove_vectors(vocab.tokens)
+    Orthogonal marker vectors, longer than a word's, make each entity's trace in the GRU
+    states distinct from the start, so the output layer can tell the slots apart early.
+    Returns how many words GloVe had.
+    """
+    weight = model.embedding.weight
+    found_count = 0
     with torch.no_grad():
-        weight = model.embedding.weight
-        # Rows GloVe lacks (markers, rare words) get vectors of GloVe's own scale.
-        scale = float(vectors[found].std()) if bool(found.any()) else 1.0
-        weight.normal_(0.0, scale)
-        weight[found] = vectors[found]
+        if use_glove:
+            from encoder.embeddings import glove_available, glove_vectors
+
+            if glove_available():
+                vectors, found = glove_vectors(vocab.tokens)
+                # Rows GloVe lacks (rare words) get vectors of GloVe's own scale.
+                scale = float(vectors[found].std()) if bool(found.any()) else 1.0
+                weight.normal_(0.0, scale, generator=generator)
+                weight[found] = vectors[found]
+                found_count = int(found.sum())
+        if entity_scale > 0:
+            n_markers, d = vocab.max_entities, weight.shape[1]
+            word_norm = float(weight[vocab.entity_offset + n_markers :].norm(dim=1).mean())
+            if n_markers <= d:  # rows of a random orthogonal matrix
+                basis = torch.linalg.qr(torch.randn(d, d, generator=generator))[0][:n_markers]
+            else:  # more markers than dimensions: nearly orthogonal random directions
+                basis = nn.functional.normalize(
+                    torch.randn(n_markers, d, generator=generator), dim=1
+                )
+            start = vocab.entity_offset
+            weight[start : start + n_markers] = basis * word_norm * entity_scale
         weight[vocab.pad_id] = 0.0
-    return int(found.sum())
+    return found_count
 
 
 @dataclass
@@ -237,7 +260,13 @@ def train(
         pad_id=vocab.pad_id,
     )
     model = Reader(config)
-    glove_words = _init_embeddings(model, vocab, options.glove)
+    glove_words = _init_embeddings(
+        model,
+        vocab,
+        options.glove,
+        options.entity_scale,
+        torch.Generator().manual_seed(options.seed),
+    )
     embed_params = list(model.embedding.parameters())
     other_params = [p for n, p in model.named_parameters() if not n.startswith("embedding.")]
     groups: list[dict[str, Any]] = [{"params": other_params}]

@@ -24,11 +24,12 @@ from encoder.text import PLACEHOLDER, anonymise_document, entity_marker, split_s
 
 @dataclass(frozen=True)
 class ClozeOptions:
-    window_tokens: int = 300  # document length target (whole sentences)
-    max_query_tokens: int = 40  # longer question sentences are cut around the blank
+    window_tokens: int = 200  # document length target (whole sentences)
+    stride_tokens: int | None = 100  # a window starts every N tokens (<= window); None: no overlap
+    max_query_tokens: int = 24  # longer question sentences are cut around the blank
     min_query_tokens: int = 6
     keep_query_sentence: bool = False
-    max_questions_per_window: int = 12
+    max_questions_per_window: int = 8
     max_entities: int = 50
     min_candidates: int = 2
 
@@ -51,18 +52,29 @@ def _anonymised_sentences(text: Text, candidates: Sequence[str]) -> tuple[list[_
     return sentences, len(candidates)
 
 
-def _windows(sentences: list[_Sentence], window_tokens: int) -> Iterator[list[_Sentence]]:
-    """Consecutive, non-overlapping runs of whole sentences of about window_tokens tokens."""
-    window: list[_Sentence] = []
-    size = 0
-    for s in sentences:
-        if window and size + len(s.tokens) > window_tokens:
-            yield window
-            window, size = [], 0
-        window.append(s)
-        size += len(s.tokens)
-    if window:
+def _windows(
+    sentences: list[_Sentence], window_tokens: int, stride_tokens: int
+) -> Iterator[list[_Sentence]]:
+    """Runs of whole sentences of about window_tokens tokens, one starting about every
+    stride_tokens tokens (stride < window: overlapping windows, more distinct documents)."""
+    start = 0
+    while start < len(sentences):
+        window: list[_Sentence] = []
+        size = 0
+        for s in sentences[start:]:
+            if window and size + len(s.tokens) > window_tokens:
+                break
+            window.append(s)
+            size += len(s.tokens)
         yield window
+        if start + len(window) >= len(sentences):
+            return
+        advanced = 0
+        step = 0
+        while step < len(window) and advanced < stride_tokens:
+            advanced += len(window[step].tokens)
+            step += 1
+        start += max(1, step)
 
 
 def _cut_around(tokens: list[str], centre: int, max_len: int) -> list[str]:
@@ -79,8 +91,11 @@ def build_questions(
     rng = random.Random(f"{seed}:{text.name}")
     sentences, n_entities = _anonymised_sentences(text, candidates)
     is_entity = {entity_marker(i) for i in range(n_entities)}
+    stride = options.stride_tokens or options.window_tokens
     questions: list[Question] = []
-    for w, window in enumerate(_windows(sentences, options.window_tokens)):
+    for w, window in enumerate(
+        _windows(sentences, options.window_tokens, min(stride, options.window_tokens))
+    ):
         window_questions: list[tuple[int, int, list[str], list[str], str]] = []
         for s_idx, sentence in enumerate(window):
             if len(sentence.tokens) < options.min_query_tokens:

@@ -34,6 +34,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     options = ClozeOptions(
         window_tokens=args.window_tokens,
+        stride_tokens=args.stride_tokens,
         keep_query_sentence=args.keep_query_sentence,
         max_questions_per_window=args.max_questions_per_window,
         max_entities=args.max_entities,
@@ -69,13 +70,14 @@ def register(sub: Any) -> None:
         "--source-dir", type=Path, default=None, help="an already unpacked r-cran-janeaustenr"
     )
     b.add_argument("--seed", type=int, default=13)
-    b.add_argument("--window-tokens", type=int, default=300, help="document length target")
+    b.add_argument("--window-tokens", type=int, default=200, help="document length target")
+    b.add_argument("--stride-tokens", type=int, default=100, help="a window starts every N tokens")
     b.add_argument(
         "--keep-query-sentence",
         action="store_true",
         help="leave the question's sentence in the document (a retrieval task)",
     )
-    b.add_argument("--max-questions-per-window", type=int, default=12)
+    b.add_argument("--max-questions-per-window", type=int, default=8)
     b.add_argument("--max-entities", type=int, default=50, help="entity slots (the model's E)")
     wiki = b.add_mutually_exclusive_group()
     wiki.add_argument(
