@@ -80,6 +80,7 @@ class LookupBench:
     encode: list[EncodeRow]
     goals: list[Goal] = field(default_factory=list)
     query_encode: list[QueryEncodeRow] = field(default_factory=list)
+    lookup_parts: dict[str, float] = field(default_factory=dict)  # linear, µs per step
     setup: dict[str, Any] = field(default_factory=dict)
 
     def row(self, mode: str, n: int) -> LookupRow | None:
@@ -91,6 +92,7 @@ class LookupBench:
             "lookup": [asdict(r) for r in self.rows],
             "encode": [asdict(r) for r in self.encode],
             "query_encode": [asdict(r) for r in self.query_encode],
+            "lookup_parts_us": self.lookup_parts,
             "goals": [asdict(g) for g in self.goals],
         }
 
@@ -154,6 +156,46 @@ def bare_lookup(state: DocumentState, Q: torch.Tensor) -> Callable[[], object] |
         q = Q[0]
         return lambda: torch.mv(C, q)  # (k,)
     return lambda: Q @ C.mT  # (m, k)
+
+
+def time_lookup_parts(reader: Reader, state: DocumentState, rounds: int) -> dict[str, float]:
+    """µs of each step Reader.lookup takes for one question, timed one by one, beside the
+    whole call: where its time goes when the arithmetic itself is a k×k product."""
+    k = reader.config.hidden_size
+    q1 = torch.tanh(torch.randn(1, k, generator=torch.Generator().manual_seed(1)))
+    memory, h_last = state.memory, state.last_hidden
+
+    def enter_inference_mode() -> None:
+        with torch.inference_mode():
+            pass
+
+    def move_to_model() -> None:
+        # What Reader.lookup does to memory, h_last and Q: no-op moves, but each reads the
+        # model's device and dtype (nn.Module attribute lookups) and dispatches a Tensor.to.
+        for t in (memory, h_last, q1):
+            if t is not None:
+                t.to(device=reader.device, dtype=reader.dtype)
+
+    with torch.inference_mode():
+        R = reader.attention.lookup(memory, state.n, h_last, q1)
+        arithmetic = partial(reader.attention.lookup, memory, state.n, h_last, q1)
+        parts = {
+            "inference mode (enter + exit)": median_seconds(enter_inference_mode, rounds),
+            "3 × move to the model's device and dtype": median_seconds(move_to_model, rounds),
+            "attention.lookup (Q Cᵀ / n: 2 ops)": median_seconds(arithmetic, rounds),
+            "copy of the result (float32)": median_seconds(
+                partial(R.to, device="cpu", dtype=torch.float32, copy=True), rounds
+            ),
+        }
+    whole = median_seconds(partial(reader.lookup, state, q1), rounds)
+    parts["rest: Python glue (calls, checks, context manager)"] = whole - sum(parts.values())
+    parts["Reader.lookup, whole call"] = whole
+    if memory is not None:
+        with torch.inference_mode():
+            parts["for scale: bare C q (torch.mv)"] = median_seconds(
+                partial(torch.mv, memory, q1[0]), rounds
+            )
+    return {name: 1e6 * s for name, s in parts.items()}
 
 
 def time_lookups(
@@ -273,6 +315,8 @@ def run_lookup_bench(
     query_encode: list[QueryEncodeRow] = []
     read_s: dict[str, float] = {}
     questions = corpus.documents(1, 5000, prefix="questions")[0].questions
+    lookup_parts: dict[str, float] = {}
+    lookup_parts_n = 0
     for mode, reader in readers.items():
         reader.eval()
         length = max(*ns, encode_tokens)
@@ -281,13 +325,17 @@ def run_lookup_bench(
         states = states_at(reader, ids, ns)
         read_s[mode] = time.perf_counter() - start
         rows += time_lookups(reader, states, batch_queries, rounds)
+        if mode == "linear":
+            n_parts = min(states, key=lambda n: abs(n - 750))
+            lookup_parts = time_lookup_parts(reader, states[n_parts], rounds)
+            lookup_parts_n = n_parts
         del states
         encode += time_encoding(reader, ids, encode_batches, encode_tokens, max(3, rounds // 4))
         query_encode += time_query_encoding(
             reader, vocab_of(mode), questions, sorted({1, batch_queries}), rounds
         )
     some = next(iter(readers.values())).config
-    bench = LookupBench(rows, encode, query_encode=query_encode)
+    bench = LookupBench(rows, encode, query_encode=query_encode, lookup_parts=lookup_parts)
     bench.setup = {
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
@@ -301,6 +349,7 @@ def run_lookup_bench(
         "corpus": corpus.source,
         "states": "real token stream, encode_documents at the smallest n, extend to each next n",
         "read_seconds": {m: round(s, 2) for m, s in read_s.items()},
+        "lookup_parts_n": lookup_parts_n,
     }
     bench.goals = evaluate_goals(bench)
     return bench
@@ -376,6 +425,17 @@ def markdown(bench: LookupBench) -> str:
             lines.append(
                 f"| {qe.mode} | {qe.batch} | {qe.mean_tokens:.1f} | {qe.us_per_query:.1f} |"
             )
+    if bench.lookup_parts:
+        lines += [
+            "",
+            f"Where one linear Reader.lookup goes (n = {bench.setup.get('lookup_parts_n')}, "
+            "one question; each step timed alone):",
+            "",
+            "| step | µs |",
+            "|---|---:|",
+        ]
+        lines += [f"| {name} | {us:.2f} |" for name, us in bench.lookup_parts.items()]
+        lines += ["", "(medians of separately timed steps, so the rest can come out negative)"]
     if bench.goals:
         lines += ["", "| goal | target | measured | met |", "|---|---|---:|---|"]
         for g in bench.goals:

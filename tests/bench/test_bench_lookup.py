@@ -83,12 +83,16 @@ def test_run_writes_table_plot_and_json(
         (m, b) for m in MODES for b in (1, 4)
     }
     assert all(q.us_per_query > 0 and q.mean_tokens > 3 for q in bench.query_encode)
+    assert bench.setup["lookup_parts_n"] == 100  # the measured n nearest 750
+    assert "Reader.lookup, whole call" in bench.lookup_parts
+    assert all(us > 0 for name, us in bench.lookup_parts.items() if not name.startswith("rest"))
     assert bench.setup["threads"] == 1
     assert bench.goals == []  # none of the goals' n were measured
     table, png, data = write_outputs(bench, tmp_path / "out")
     text = table.read_text()
     assert "| 100 |" in text and "softmax/linear bare" in text and "documents/s" in text
     assert "µs per question" in text
+    assert "Where one linear Reader.lookup goes (n = 100" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads(data.read_text())["setup"]["batch_queries"] == 4
 
