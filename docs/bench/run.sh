@@ -9,7 +9,7 @@ OUT=${OUT:-docs/bench}
 CQ=.venv/bin/cheapqa
 INIT=()
 if [[ "${CHECKPOINTS:-shipped}" == random ]]; then INIT=(--random-init); fi
-DURATION=${DURATION:-20}
+DURATION=${DURATION:-15}
 
 log() { echo "## $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): $*" | tee -a "$OUT/run.log"; }
 : > "$OUT/run.log"
@@ -39,4 +39,7 @@ for spec in "linear 1" "linear 32" "softmax 32"; do
   $CQ bench stages "${INIT[@]}" --mode "$1" --queries "$2" --tokens 5000 --repeats 200 \
     --json-out "$OUT/stages-$1-q$2.json" | tee -a "$OUT/run.log"
 done
+log "bench stages: linear, 1 query, with the batcher's gathering wait off (an experiment)"
+CHEAPQA_QUERY_MAX_WAIT_MS=0 $CQ bench stages "${INIT[@]}" --mode linear --queries 1 \
+  --tokens 5000 --repeats 200 --json-out "$OUT/stages-linear-q1-wait0.json" | tee -a "$OUT/run.log"
 log "done"
