@@ -16,7 +16,8 @@ DocumentId = Annotated[
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: the schema says integer, so "5" or true for top_k is a 422, not a quiet 5 or 1.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class DocumentIn(_Body):
