@@ -156,7 +156,7 @@ async def test_unknown_mode_bad_queries_and_top_k_out_of_range(app_client: Any) 
             "@place holder",
         ):
             assert_error(await client.post(url, json={"queries": [query]}), 400, "bad_query")
-        for top_k in (0, -1, 1.5, "many", None, [5]):
+        for top_k in (0, -1, 1.5, "many", "5", True, None, [5]):
             assert_error(await client.post(url, json={"queries": [QUESTION], "top_k": top_k}), 422)
         for top_k in (Settings().max_top_k + 1, 10**30):
             response = await client.post(url, json={"queries": [QUESTION], "top_k": top_k})

@@ -6,8 +6,9 @@ operation, and a body that validates against the schema. Half the requests on a 
 path go to documents the test indexed first, so answering and appending are reached, not
 only the 404 of an unknown id.
 
-`CHEAPQA_FUZZ_EXAMPLES` sets the examples per operation (default 100, bounded for CI); the
-figures in RELIABILITY.md come from `CHEAPQA_FUZZ_EXAMPLES=1000`.
+`CHEAPQA_FUZZ_EXAMPLES` sets the examples per operation and mode (default 100, bounded for
+CI); the figures in RELIABILITY.md come from `CHEAPQA_FUZZ_EXAMPLES=1000`.
+`CHEAPQA_FUZZ_OPERATIONS=answer_queries,append_text` fuzzes only those operations.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from service.settings import Settings
 from tests.reliability.corpus import make_documents
 
 EXAMPLES = int(os.environ.get("CHEAPQA_FUZZ_EXAMPLES", "100"))
+# Comma-separated operation ids to fuzz (default: all), e.g. to replay one finding.
+ONLY = {op for op in os.environ.get("CHEAPQA_FUZZ_OPERATIONS", "").split(",") if op}
 KNOWN = make_documents(4, seed=11)
 API_KEY = "fuzz-key"
 CHECKS = [
@@ -45,7 +48,9 @@ NOT_DELETED = {"index_documents", "get_document", "append_text", "answer_queries
 Counts = collections.Counter[tuple[str, int]]  # (operation, status) -> responses
 
 
-def fuzz_operation(operation: Any, mode: GenerationMode, counts: Counts) -> None:
+def fuzz_operation(
+    operation: Any, mode: GenerationMode, counts: Counts, first_failures: dict[str, str]
+) -> None:
     """Runs EXAMPLES generated requests of one mode against one operation; raises on the first
     response that fails a check (after Hypothesis shrinks it)."""
     operation_id = operation.definition.raw.get("operationId")
@@ -80,7 +85,12 @@ def fuzz_operation(operation: Any, mode: GenerationMode, counts: Counts) -> None
         # negative mode sent without it must get the 401.
         if case.headers and "Authorization" in case.headers:
             case.headers["Authorization"] = f"Bearer {API_KEY}"
-        response = case.call_and_validate(checks=CHECKS)
+        try:
+            response = case.call_and_validate(checks=CHECKS)
+        except Exception as exc:
+            # Hypothesis reports the shrunk case; keep the first one seen as well.
+            first_failures.setdefault(f"{operation.label} ({mode.value})", str(exc))
+            raise
         counts[(operation.label, response.status_code)] += 1
 
     run()
@@ -101,6 +111,7 @@ def test_api_answers_every_generated_request_within_its_schema(
     started = time.monotonic()
     counts: Counts = collections.Counter()
     findings: list[str] = []
+    first_failures: dict[str, str] = {}
     try:
         # Loading the schema starts the app's lifespan in schemathesis' event loop thread;
         # it runs until shutdown_lifespans().
@@ -122,10 +133,12 @@ def test_api_answers_every_generated_request_within_its_schema(
         results = list(schema.get_all_operations())
         operations = [result.ok() for result in results if isinstance(result, Ok)]
         assert len(operations) == len(results), "the app's schema has invalid operations"
+        if ONLY:
+            operations = [op for op in operations if op.definition.raw.get("operationId") in ONLY]
         for operation in operations:
             for mode in GenerationMode:
                 try:
-                    fuzz_operation(operation, mode, counts)
+                    fuzz_operation(operation, mode, counts, first_failures)
                 except hypothesis.errors.Unsatisfiable:
                     pass  # no parameters and no body: nothing invalid to send
                 except Exception as exc:  # one finding per operation and mode, all reported
@@ -144,4 +157,6 @@ def test_api_answers_every_generated_request_within_its_schema(
         f"({EXAMPLES} examples per operation and mode) in {time.monotonic() - started:.1f} s; "
         f"statuses {dict(sorted(by_status.items()))}; {len(findings)} findings"
     )
-    assert not findings, "\n".join(findings)
+    assert not findings, "\n".join(
+        findings + [f"first failure: {f}" for f in first_failures.values()]
+    )
