@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "service.commands.worker",
     "service.commands.bench",
     "service.commands.loadtest",
+    "service.commands.soak",
 )
 
 
