@@ -23,7 +23,7 @@ import pytest
 import redis
 
 from service.ingest.queue import IngestJob
-from service.ingest.redis_stream import GROUP
+from service.ingest.redis_stream import GROUP, RedisStreamQueue
 from service.models import load_models
 from store.base import DocumentStore
 from store.factory import open_store
@@ -104,7 +104,9 @@ async def test_sigkill_mid_batch_loses_and_corrupts_nothing(
     redis_url = private_redis.url
     prefix = f"crash-{uuid.uuid4().hex[:8]}"
     settings = make_settings(store_url=redis_url, key_prefix=prefix, serve_worker=False)
-    stream = f"{prefix}:ingest"
+    # The queue's own key names (not spelled out here); only its names are used.
+    names = RedisStreamQueue(redis_url, key_prefix=prefix, timeout_s=1.0, claim_idle_ms=500)
+    stream, dead_stream = names.stream, names.dead_stream
     raw = redis.Redis.from_url(redis_url)
     store = open_store(redis_url, data_dir=tmp_path, key_prefix=prefix, timeout_s=2.0)
     env = base_env(checkpoint_dir, tmp_path / "data")
@@ -168,7 +170,7 @@ async def test_sigkill_mid_batch_loses_and_corrupts_nothing(
 
             # Nothing pending, nothing dead-lettered, the stream empty.
             assert raw.xpending(stream, GROUP)["pending"] == 0
-            assert raw.xlen(f"{prefix}:ingest:dead") == 0
+            assert raw.xlen(dead_stream) == 0
             # Documents already written by the victim were not written again.
             after = {r.id: r.updated_at for r in metas if r is not None}
             rewritten = [d for d, t in written_before_kill.items() if after[d] != t]
@@ -194,5 +196,6 @@ async def test_sigkill_mid_batch_loses_and_corrupts_nothing(
                 f"{time.monotonic() - started:.1f} s in all"
             )
     finally:
+        await names.close()
         await store.close()
         raw.close()
