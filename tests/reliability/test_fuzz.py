@@ -8,7 +8,8 @@ only the 404 of an unknown id.
 
 `CHEAPQA_FUZZ_EXAMPLES` sets the examples per operation and mode (default 100, bounded for
 CI); the figures in RELIABILITY.md come from `CHEAPQA_FUZZ_EXAMPLES=1000`.
-`CHEAPQA_FUZZ_OPERATIONS=answer_queries,append_text` fuzzes only those operations.
+`CHEAPQA_FUZZ_OPERATIONS=answer_queries,append_text` fuzzes only those operations, and
+`CHEAPQA_FUZZ_STORE_URL=redis://…` runs it over Redis instead of the embedded store.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from service.settings import Settings
 from tests.reliability.corpus import make_documents
 
 EXAMPLES = int(os.environ.get("CHEAPQA_FUZZ_EXAMPLES", "100"))
+# A Redis URL to fuzz the app over Redis (store and queue) instead of the embedded store.
+STORE_URL = os.environ.get("CHEAPQA_FUZZ_STORE_URL", "")
 # Comma-separated operation ids to fuzz (default: all), e.g. to replay one finding.
 ONLY = {op for op in os.environ.get("CHEAPQA_FUZZ_OPERATIONS", "").split(",") if op}
 KNOWN = make_documents(4, seed=11)
@@ -100,7 +103,9 @@ def test_api_answers_every_generated_request_within_its_schema(
     tmp_path: Path, checkpoint_dir: Path
 ) -> None:
     settings = Settings(
-        store_url="",
+        store_url=STORE_URL,
+        serve_worker=True,  # over Redis too: the app indexes what the fuzzer posts
+        key_prefix=f"fuzz-{int(time.time())}",
         data_dir=tmp_path / "data",
         checkpoint_dir=checkpoint_dir,
         ingest_block_ms=50,
