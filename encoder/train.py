@@ -36,7 +36,7 @@ class TrainOptions:
     out: Path  # the best checkpoint; `<out>.resume` holds the state to resume from
     epochs: int = 8
     batch_size: int = 32
-    lr: float = 1e-3
+    lr: float = 2e-3
     clip: float = 5.0
     seed: int = 13
     embed_dim: int = 50

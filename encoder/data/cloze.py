@@ -1,11 +1,16 @@
 """Entity-cloze questions from running text.
 
-A document is a window of consecutive sentences (about `window_tokens` tokens). Every sentence
-of the window that mentions an entity which the rest of the window mentions too gives
-questions: one per such mention, the mention blanked to `@placeholder`. The question sentence
-is taken out of the document (`keep_query_sentence=False`), so the answer has to be inferred
-from what the other sentences say, or left in (`True`), so that the reader has to find the
-sentence again: a retrieval task, like most of CNN's questions.
+A document is a window of consecutive sentences (about `window_tokens` tokens; windows
+overlap). A sentence of the window gives one question per entity mention it holds, the
+mention blanked to `@placeholder`. Two tasks:
+
+- find (`keep_query_sentence=True`, the default): the sentence stays in the document, so the
+  reader has to find it again and read off the name: a retrieval task, like most of CNN's
+  questions. Word matching solves it; what it measures is how much a fixed-size document
+  state can still retrieve.
+- infer (`keep_query_sentence=False`): the sentence is removed and only mentions of entities
+  that the rest of the window also mentions are blanked, so the answer has to be inferred
+  from the other sentences (which names go together, who speaks to whom).
 
 The n entities of a question take the markers @entity0 .. @entity{n-1} in a seeded random
 order, so nothing can be read from the numbers themselves.
@@ -26,9 +31,16 @@ from encoder.text import PLACEHOLDER, anonymise_document, entity_marker, split_s
 class ClozeOptions:
     window_tokens: int = 200  # document length target (whole sentences)
     stride_tokens: int | None = 100  # a window starts every N tokens (<= window); None: no overlap
-    max_query_tokens: int = 24  # longer question sentences are cut around the blank
+    # Question sentences are cut around the blank. Readers and questions run left to right,
+    # so the words just before the blank are the ones the last query state remembers best.
+    query_tokens_before: int = 16
+    query_tokens_after: int = 3
     min_query_tokens: int = 6
-    keep_query_sentence: bool = False
+    keep_query_sentence: bool = True
+    # Only blank entities that the rest of the window mentions too (always so when the
+    # sentence is removed, since the answer must be in the document); this also keeps the
+    # most-frequent baseline from profiting from the mention in the kept sentence.
+    answer_elsewhere: bool = False
     max_questions_per_window: int = 8
     max_entities: int = 50
     min_candidates: int = 2
@@ -77,11 +89,9 @@ def _windows(
         start += max(1, step)
 
 
-def _cut_around(tokens: list[str], centre: int, max_len: int) -> list[str]:
-    if len(tokens) <= max_len:
-        return tokens
-    start = min(max(0, centre - max_len // 2), len(tokens) - max_len)
-    return tokens[start : start + max_len]
+def _cut_around(tokens: list[str], centre: int, before: int, after: int) -> list[str]:
+    """At most `before` tokens before the blank and `after` after it."""
+    return tokens[max(0, centre - before) : centre + after + 1]
 
 
 def build_questions(
@@ -104,13 +114,17 @@ def build_questions(
             document = (
                 [t for s in window for t in s.tokens] if options.keep_query_sentence else rest
             )
-            in_rest = {t for t in rest if t in is_entity}
+            answerable = {t for t in document if t in is_entity}
+            if options.answer_elsewhere:
+                answerable &= set(rest)
             for pos, tok in enumerate(sentence.tokens):
-                if tok not in in_rest or sentence.tokens.count(tok) != 1:
-                    continue  # answer not elsewhere in the window, or given away by a repeat
+                if tok not in answerable or sentence.tokens.count(tok) != 1:
+                    continue  # answer not (elsewhere) in the document, or given away by a repeat
                 query = list(sentence.tokens)
                 query[pos] = PLACEHOLDER
-                query = _cut_around(query, pos, options.max_query_tokens)
+                query = _cut_around(
+                    query, pos, options.query_tokens_before, options.query_tokens_after
+                )
                 window_questions.append((s_idx, pos, document, query, tok))
         rng.shuffle(window_questions)
         for s_idx, pos, document, query, answer in window_questions[

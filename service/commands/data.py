@@ -9,6 +9,8 @@ from typing import Any
 
 from service.settings import Settings
 
+DEFAULT_TASK = "find"
+
 
 def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     from encoder.data.build import build_dataset
@@ -35,7 +37,10 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     options = ClozeOptions(
         window_tokens=args.window_tokens,
         stride_tokens=args.stride_tokens,
-        keep_query_sentence=args.keep_query_sentence,
+        keep_query_sentence=args.task == "find",
+        answer_elsewhere=args.task == "infer",
+        query_tokens_before=args.query_before,
+        query_tokens_after=args.query_after,
         max_questions_per_window=args.max_questions_per_window,
         max_entities=args.max_entities,
     )
@@ -73,10 +78,14 @@ def register(sub: Any) -> None:
     b.add_argument("--window-tokens", type=int, default=200, help="document length target")
     b.add_argument("--stride-tokens", type=int, default=100, help="a window starts every N tokens")
     b.add_argument(
-        "--keep-query-sentence",
-        action="store_true",
-        help="leave the question's sentence in the document (a retrieval task)",
+        "--task",
+        choices=("find", "infer"),
+        default=DEFAULT_TASK,
+        help="find: the question's sentence stays in the document (find it, read the name); "
+        "infer: it is removed and the answer is inferred from the rest of the window",
     )
+    b.add_argument("--query-before", type=int, default=16, help="question words before the blank")
+    b.add_argument("--query-after", type=int, default=3, help="question words after the blank")
     b.add_argument("--max-questions-per-window", type=int, default=8)
     b.add_argument("--max-entities", type=int, default=50, help="entity slots (the model's E)")
     wiki = b.add_mutually_exclusive_group()

@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", type=Path, default=None, help="checkpoint path (runs/<mode>.pt)")
     p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--hidden-size", type=int, default=100)
     p.add_argument("--dropout", type=float, default=0.2)

@@ -25,14 +25,17 @@ STORY = Text(
         "One day Tom went to Bristol to see Clara. Clara gave Tom a letter for Anna.",
         "Anna read the letter from Clara twice. Then Anna wrote to Clara about Tom.",
         "The letter said that Clara would come to Bristol soon. Tom was glad, and so was Anna.",
+        "Once a year the two of them went by coach to see the white cliffs at Dover.",
     ]
     * 3,
 )
-NAMES = ["Anna", "Bristol", "Tom", "Clara"]
+NAMES = ["Anna", "Bristol", "Tom", "Clara", "Dover"]
 
 
-def _build(**kw: object) -> list[Question]:
-    options = ClozeOptions(window_tokens=60, min_query_tokens=4, max_entities=10, **kw)  # type: ignore[arg-type]
+def _build(**kw: bool) -> list[Question]:
+    options = ClozeOptions(
+        window_tokens=60, min_query_tokens=4, max_entities=10, max_questions_per_window=50, **kw
+    )
     return build_questions(STORY, find_candidates(" ".join(STORY.paragraphs)), options, seed=1)
 
 
@@ -64,6 +67,16 @@ def test_removed_sentence_is_not_in_the_document() -> None:
     assert all(
         " ".join(tokenize(q.query.replace(PLACEHOLDER, q.answer))) in q.document for q in kept
     )
+
+
+def test_find_task_blanks_one_off_mentions_too() -> None:
+    infer = _build(keep_query_sentence=True, answer_elsewhere=True)
+    find = _build(keep_query_sentence=True, answer_elsewhere=False)
+    assert len(find) > len(infer)
+    assert all(tokenize(q.document).count(q.answer) >= 2 for q in infer)
+    assert any(tokenize(q.document).count(q.answer) == 1 for q in find)
+    for q in find:
+        q.check()
 
 
 def test_build_is_deterministic_and_seeded() -> None:
