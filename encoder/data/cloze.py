@@ -57,7 +57,7 @@ def _anonymised_sentences(text: Text, candidates: Sequence[str]) -> tuple[list[_
     for paragraph in text.paragraphs:
         for sentence in split_sentences(paragraph):
             anon = anonymise_document(
-                sentence, candidates, max_entities=len(candidates), known=candidates
+                sentence, candidates, max_entities=max(1, len(candidates)), known=candidates
             )
             if anon.tokens:
                 sentences.append(_Sentence(anon.tokens))

@@ -171,7 +171,7 @@ def wiki_articles(path: Path, min_paragraphs: int = 5) -> Iterator[Text]:
             if tag == "title":
                 title = elem.text or ""
             elif tag == "text" and elem.text and not elem.text.lstrip().startswith("#REDIRECT"):
-                plain = filter_wiki(elem.text)
+                plain = filter_wiki(elem.text).replace("'''", "").replace("''", "")
                 paragraphs = [
                     " ".join(p.split())
                     for p in plain.split("\n\n")

@@ -141,3 +141,28 @@ def test_built_data_set_is_valid_and_big_enough() -> None:
     test = list(read_questions(_built("test")))
     assert len(train) >= 8000
     assert {q.id.split("-")[0] for q in train}.isdisjoint({q.id.split("-")[0] for q in test})
+
+
+def test_wiki_articles_from_a_small_dump(tmp_path: Path) -> None:
+    pytest.importorskip("gensim")
+    import bz2
+
+    from encoder.data.sources import wiki_articles
+
+    body = " ".join(
+        f"'''Ada''' met [[Charles Babbage|Babbage]] in London in year {i} and wrote notes."
+        for i in range(12)
+    )
+    xml = (
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/"><page>'
+        "<title>Ada</title><revision><text>"
+        + "\n\n".join([body] * 6)
+        + "</text></revision></page><page><title>Gone</title><revision>"
+        "<text>#REDIRECT [[Ada]]</text></revision></page></mediawiki>"
+    )
+    path = tmp_path / "dump.xml.bz2"
+    path.write_bytes(bz2.compress(xml.encode()))
+    articles = list(wiki_articles(path))
+    assert [a.name for a in articles] == ["wiki:Ada"]
+    assert len(articles[0].paragraphs) == 6
+    assert articles[0].paragraphs[0].startswith("Ada met Babbage in London")
