@@ -232,3 +232,17 @@ def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     if count != 1:
         raise ValueError(f"a question needs exactly one {PLACEHOLDER}, found {count}")
     return tokens
+
+
+def cut_around_placeholder(tokens: Sequence[str], before: int, after: int) -> list[str]:
+    """At most `before` tokens before `@placeholder` and `after` after it.
+
+    The shipped readers were trained on questions cut this way (the values are in the
+    checkpoint's meta, `data.options.query_tokens_before/after`); cutting served questions
+    the same way keeps them like the training data.
+    """
+    tokens = list(tokens)
+    if tokens.count(PLACEHOLDER) != 1:
+        raise ValueError(f"a question needs exactly one {PLACEHOLDER}")
+    p = tokens.index(PLACEHOLDER)
+    return tokens[max(0, p - before) : p + after + 1]

@@ -7,6 +7,7 @@ no meaning and the reader has to answer from the text around the markers.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -229,6 +230,15 @@ class History:
     best_epoch: int = 0
 
 
+def data_meta(data_dir: Path) -> dict[str, Any]:
+    """The data set's meta.json (how its questions were built), {} when there is none."""
+    path = data_dir / "meta.json"
+    if not path.is_file():
+        return {}
+    meta: dict[str, Any] = json.loads(path.read_text())
+    return meta
+
+
 def _resume_path(out: Path) -> Path:
     return out.with_name(out.name + ".resume")
 
@@ -301,6 +311,7 @@ def train(
         "train_questions": len(train_data),
         "validation_questions": len(valid_data),
         "glove_words": glove_words,
+        "data": data_meta(options.data_dir),
     }
     loss_fn = nn.CrossEntropyLoss()
     lengths = [len(d) for d in train_data.docs]

@@ -24,7 +24,13 @@ from dataclasses import dataclass
 
 from encoder.data.questions import Question
 from encoder.data.sources import Text
-from encoder.text import PLACEHOLDER, anonymise_document, entity_marker, split_sentences
+from encoder.text import (
+    PLACEHOLDER,
+    anonymise_document,
+    cut_around_placeholder,
+    entity_marker,
+    split_sentences,
+)
 
 
 @dataclass(frozen=True)
@@ -89,11 +95,6 @@ def _windows(
         start += max(1, step)
 
 
-def _cut_around(tokens: list[str], centre: int, before: int, after: int) -> list[str]:
-    """At most `before` tokens before the blank and `after` after it."""
-    return tokens[max(0, centre - before) : centre + after + 1]
-
-
 def build_questions(
     text: Text, candidates: Sequence[str], options: ClozeOptions, seed: int
 ) -> list[Question]:
@@ -122,8 +123,8 @@ def build_questions(
                     continue  # answer not (elsewhere) in the document, or given away by a repeat
                 query = list(sentence.tokens)
                 query[pos] = PLACEHOLDER
-                query = _cut_around(
-                    query, pos, options.query_tokens_before, options.query_tokens_after
+                query = cut_around_placeholder(
+                    query, options.query_tokens_before, options.query_tokens_after
                 )
                 window_questions.append((s_idx, pos, document, query, tok))
         rng.shuffle(window_questions)

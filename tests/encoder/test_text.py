@@ -8,6 +8,7 @@ from encoder.text import (
     PLACEHOLDER,
     anonymise_document,
     anonymise_query,
+    cut_around_placeholder,
     entity_index,
     entity_marker,
     find_candidates,
@@ -121,3 +122,11 @@ def test_anonymise_query() -> None:
         anonymise_query("Emma said nothing.", entities)
     with pytest.raises(ValueError, match="exactly one"):
         anonymise_query("@placeholder met @placeholder", entities)
+
+
+def test_cut_around_placeholder() -> None:
+    tokens = tokenize("a b c d @placeholder e f g")
+    assert cut_around_placeholder(tokens, 2, 1) == ["c", "d", PLACEHOLDER, "e"]
+    assert cut_around_placeholder(tokens, 10, 10) == tokens
+    with pytest.raises(ValueError):
+        cut_around_placeholder(["a"], 1, 1)
