@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from encoder.state import DocumentState
-from encoder.text import anonymise_query
+from encoder.text import anonymise_query, cut_around_placeholder
 from service.models import LoadedModel
 
 
@@ -34,6 +34,8 @@ def query_token_ids(
             tokens = anonymise_query(query, entities)
         except ValueError as exc:
             raise ValueError(f"query {i}: {exc}") from exc
+        if model.query_window is not None:
+            tokens = cut_around_placeholder(tokens, *model.query_window)
         out.append(model.token_ids(tokens))
     return out
 

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -23,6 +24,9 @@ class LoadedModel:
     reader: Reader
     vocab: Vocabulary
     model_id: str
+    # (tokens before, tokens after) @placeholder that the reader's training questions kept;
+    # served questions are cut the same way. None: questions are used whole.
+    query_window: tuple[int, int] | None = None
 
     @property
     def max_entities(self) -> int:
@@ -31,6 +35,18 @@ class LoadedModel:
     def token_ids(self, tokens: Sequence[str]) -> torch.Tensor:
         """Tokens -> 1-D long tensor of this model's vocabulary ids."""
         return torch.tensor(self.vocab.encode(list(tokens)), dtype=torch.long)
+
+
+def query_window(meta: dict[str, Any]) -> tuple[int, int] | None:
+    """The question window of the training data, from the checkpoint's meta (if recorded)."""
+    data = meta.get("data")
+    options = data.get("options") if isinstance(data, dict) else None
+    if not isinstance(options, dict):
+        return None
+    before, after = options.get("query_tokens_before"), options.get("query_tokens_after")
+    if isinstance(before, int) and isinstance(after, int) and before >= 0 and after >= 0:
+        return before, after
+    return None
 
 
 def checkpoint_path(settings: Settings, mode: str) -> Path:
@@ -56,7 +72,9 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
         ckpt.model.eval()
-        models[mode] = LoadedModel(mode, ckpt.model, ckpt.vocab, ckpt.model_id)
+        models[mode] = LoadedModel(
+            mode, ckpt.model, ckpt.vocab, ckpt.model_id, query_window(ckpt.meta)
+        )
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
     if settings.default_mode not in models:
         raise FileNotFoundError(
