@@ -70,6 +70,7 @@ def save_checkpoint(
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(payload, f)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a checkpoint is meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
