@@ -61,6 +61,8 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
     Modes named in the settings must all load. Left at the default (every mode), a mode
     without a checkpoint file is skipped with a warning, as long as the default mode loads.
     """
+    # Process-wide; set here because serve and worker both load their models through this.
+    torch.set_num_threads(settings.torch_threads)
     explicit = "modes" in settings.model_fields_set
     models: dict[str, LoadedModel] = {}
     for mode in dict.fromkeys(settings.modes):

@@ -35,6 +35,12 @@ class Settings(BaseSettings):
         default=None, description="Folder with <mode>.pt checkpoints; None means the shipped ones."
     )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
+    torch_threads: int = Field(
+        default=1,
+        ge=1,
+        description="torch intra-op threads per process. One: on a busy 2-core machine two "
+        "threads ran encoding 40-100x slower (RELIABILITY.md); scale with processes instead.",
+    )
 
     # --- HTTP ---
     host: str = "127.0.0.1"
