@@ -166,3 +166,28 @@ def test_wiki_articles_from_a_small_dump(tmp_path: Path) -> None:
     assert [a.name for a in articles] == ["wiki:Ada"]
     assert len(articles[0].paragraphs) == 6
     assert articles[0].paragraphs[0].startswith("Ada met Babbage in London")
+
+
+@pytest.mark.slow
+def test_data_build_command_on_the_unpacked_package(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real command on the real novels (about 20 s), when the package was fetched before."""
+    from service.cli import main
+
+    source = Path("data/cache/r-cran-janeaustenr")
+    if not source.is_dir():
+        pytest.skip("run `cheapqa data build` first (it unpacks the package into data/cache)")
+    out = tmp_path / "cloze"
+    args = ["data", "build", "--source-dir", str(source), "--out", str(out), "--no-wiki"]
+    assert main([*args, "--max-questions-per-window", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "random" in printed and "frequent" in printed
+    assert all(line.split()[0] in printed for line in ("train", "validation", "test"))
+    meta = json.loads((out / "meta.json").read_text())
+    assert set(meta["splits"]) == {"train", "validation", "test"}
+    assert meta["splits"]["train"]["questions"] > 4000
+    first = (out / "test.jsonl").read_text()
+    assert main([*args, "--max-questions-per-window", "2"]) == 0  # deterministic
+    assert (out / "test.jsonl").read_text() == first
+    assert main(["data", "build", "--source-dir", str(tmp_path), "--out", str(out)]) == 1

@@ -97,3 +97,31 @@ def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
         assert set(new_slots.tolist()) == set(
             shuffled.candidate_mask[b].nonzero().flatten().tolist()
         )
+
+
+def test_train_and_evaluate_commands(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from service.cli import main
+
+    out = data_dir / "cli" / "gated.pt"
+    args = ["train", "--mode", "gated", "--data", str(data_dir), "--out", str(out)]
+    assert main([*args, "--epochs", "1", "--hidden-size", "8", "--no-glove"]) == 0
+    assert "best validation accuracy" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "evaluate",
+                "--checkpoint",
+                str(out),
+                "--data",
+                str(data_dir / "validation.jsonl"),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["count"] == 8 and result["mode"] == "gated"
+    assert {"accuracy", "random", "most_frequent", "most_recent", "context_match"} <= set(result)
+    assert main(["evaluate", "--checkpoint", str(data_dir / "absent.pt"), "--data", str(out)]) == 1
