@@ -7,10 +7,30 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+import torch
 
+from tests.processes import Process
 from tests.redis_server import find_or_start
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    # The tests' models are tiny: extra torch threads only contend with each other (and with
+    # the servers the tests start) on a 2-core machine.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    yield started
+    for p in started:  # always stopped, whatever the test did
+        p.stop()
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +66,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     # Under CI=true a skipped Redis test means Redis was not really tested: make it a failure.
     outcome = yield
     report = outcome.get_result()

@@ -14,7 +14,6 @@ from tests.encoder.test_model import (
     E,
     assert_same_state,
     forward_scores,
-    one_thread,  # noqa: F401  (autouse fixture: applies to this module too)
     reader,
 )
 

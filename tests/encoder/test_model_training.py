@@ -10,7 +10,6 @@ from torch import Tensor
 from encoder.config import ReaderConfig
 from encoder.model import Reader
 from encoder.state import MODES, Mode
-from tests.encoder.test_model import one_thread  # noqa: F401  (autouse fixture)
 
 E = 4  # entity token ids 1..E stand for slots 0..E-1
 VOCAB = 20

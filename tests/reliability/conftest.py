@@ -7,14 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.encoder.test_model import one_thread
 from tests.redis_server import RedisProcess
 from tests.service.conftest import app_client, checkpoint_dir, make_settings
-from tests.service.test_processes import processes
 
-# one_thread (autouse): tiny models, so one torch thread in the test process, as in the model
-# tests; worker subprocesses get OMP_NUM_THREADS=1 for the same reason.
-__all__ = ["app_client", "checkpoint_dir", "make_settings", "one_thread", "processes"]
+__all__ = ["app_client", "checkpoint_dir", "make_settings"]
 
 
 @pytest.fixture

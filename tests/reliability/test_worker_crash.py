@@ -28,9 +28,9 @@ from service.models import load_models
 from store.base import DocumentStore
 from store.factory import open_store
 from store.record import Status
+from tests.processes import Process, base_env
 from tests.redis_server import RedisProcess
 from tests.reliability.corpus import encode_alone, make_documents, state_difference
-from tests.service.test_processes import Process, base_env
 
 pytestmark = pytest.mark.slow
 

@@ -4,13 +4,9 @@ pass over the same text, in every mode."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,63 +14,18 @@ import httpx
 import pytest
 
 from encoder.state import MODES
+from tests.processes import Process, base_env
 from tests.redis_server import free_port
 from tests.service.helpers import forward_probabilities, load
 from tests.service.texts import DOCUMENTS, QUESTIONS
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-class Process:
-    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
-        self.log = log
-        self._log_file = log.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", *args],
-            cwd=ROOT,
-            # The test's settings only: no CHEAPQA_* variable of the caller leaks in.
-            env={**{k: v for k, v in os.environ.items() if not k.startswith("CHEAPQA_")}, **env},
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-        )
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
-    def stop(self, timeout_s: float = 15.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log_file.close()
-        return self.proc.returncode
-
-
-@pytest.fixture
-def processes() -> Iterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    for p in started:  # always stopped, whatever the test did
-        p.stop()
 
 
 def assert_clean_exit(server: Process) -> None:
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to exit with it.
     assert server.stop() in (0, -signal.SIGTERM), server.output()
     assert "Traceback" not in server.output(), server.output()
-
-
-def base_env(checkpoint_dir: Path, data_dir: Path) -> dict[str, str]:
-    return {
-        "CHEAPQA_CHECKPOINT_DIR": str(checkpoint_dir),
-        "CHEAPQA_DATA_DIR": str(data_dir),
-        "CHEAPQA_STATE_DTYPE": "float32",
-        "CHEAPQA_INGEST_BLOCK_MS": "100",
-    }
 
 
 def start_server(
