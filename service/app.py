@@ -20,7 +20,7 @@ from service.batcher import QueryBatcher
 from service.bounded_store import BoundedStore
 from service.deps import Runtime
 from service.errors import install_error_handlers
-from service.ingest.factory import open_queue, uses_embedded_store
+from service.ingest.factory import open_queue, open_settings_store, uses_embedded_store
 from service.ingest.queue import IngestQueue
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
@@ -28,7 +28,6 @@ from service.models import load_models
 from service.routers import answers, documents, health
 from service.settings import Settings
 from store.base import DocumentStore
-from store.factory import open_store
 
 log = logging.getLogger(__name__)
 
@@ -93,13 +92,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     runtime: Runtime = app.state.runtime
     settings = runtime.settings
     # Redis connects lazily, so a Redis that is down now does not stop the app starting.
-    store = open_store(
-        settings.store_url,
-        data_dir=settings.data_dir,
-        key_prefix=settings.key_prefix,
-        dtype=settings.state_dtype,
-        timeout_s=settings.redis_timeout_s,
-    )
+    store = open_settings_store(settings)
     queue = open_queue(settings)
     runtime.queue = queue
     # Requests answer within redis_timeout_s even when Redis hangs. The worker keeps the

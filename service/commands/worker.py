@@ -17,24 +17,17 @@ async def run_worker(settings: Settings, metrics_port: int | None = None) -> Non
     """Indexes queued documents until SIGTERM or SIGINT; the batch in hand is finished."""
     from prometheus_client import start_http_server
 
-    from service.ingest.factory import open_queue
+    from service.ingest.factory import open_queue, open_settings_store
     from service.ingest.worker import IngestWorker
     from service.metrics import Metrics
     from service.models import load_models
-    from store.factory import open_store
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     models = await asyncio.to_thread(load_models, settings)
-    store = open_store(
-        settings.store_url,
-        data_dir=settings.data_dir,
-        key_prefix=settings.key_prefix,
-        dtype=settings.state_dtype,
-        timeout_s=settings.redis_timeout_s,
-    )
+    store = open_settings_store(settings)
     queue = open_queue(settings)
     metrics = Metrics()
     if metrics_port is not None:
