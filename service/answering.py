@@ -16,6 +16,7 @@ import torch
 from encoder.state import DocumentState
 from encoder.text import anonymise_query, cut_around_placeholder
 from service.models import LoadedModel
+from service.schemas import Answer, AnswersOut, QueryAnswers
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,25 @@ def rank_answers(
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
         top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
     return RankedAnswers(slots=top.indices.tolist(), scores=top.values.tolist())
+
+
+def answers_body(
+    doc_id: str,
+    mode: str,
+    model_id: str,
+    queries: list[str],
+    entities: list[str],
+    ranked: RankedAnswers,
+) -> AnswersOut:
+    """The response: each question's best slots mapped back to the document's entity names."""
+    results = [
+        QueryAnswers(
+            query=query,
+            answers=[
+                Answer(entity=entities[slot], score=score)
+                for slot, score in zip(slots, scores, strict=True)
+            ],
+        )
+        for query, slots, scores in zip(queries, ranked.slots, ranked.scores, strict=True)
+    ]
+    return AnswersOut(id=doc_id, mode=mode, model_id=model_id, results=results)

@@ -28,12 +28,12 @@ from typing import Any
 
 import httpx
 
-from service.answering import query_token_ids, rank_answers
+from service.answering import answers_body, query_token_ids, rank_answers
 from service.app import create_app
 from service.deps import Runtime
 from service.loadtest.corpus import LoadDocument
 from service.loadtest.runner import index_documents
-from service.schemas import Answer, AnswersIn, AnswersOut, QueryAnswers
+from service.schemas import AnswersIn
 from service.settings import Settings
 
 
@@ -171,21 +171,7 @@ async def _one_request(
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()
-    out = AnswersOut(
-        id=doc_id,
-        mode=mode,
-        model_id=model.model_id,
-        results=[
-            QueryAnswers(
-                query=q,
-                answers=[
-                    Answer(entity=record.entities[slot], score=score)
-                    for slot, score in zip(slots, scores, strict=True)
-                ],
-            )
-            for q, slots, scores in zip(parsed.queries, ranked.slots, ranked.scores, strict=True)
-        ],
-    )
+    out = answers_body(doc_id, mode, model.model_id, parsed.queries, record.entities, ranked)
     out.model_dump_json().encode()
     us["respond"] = clock() - t
 

@@ -7,7 +7,7 @@ import time
 
 from fastapi import APIRouter, Depends
 
-from service.answering import query_token_ids, rank_answers
+from service.answering import answers_body, query_token_ids, rank_answers
 from service.auth import require_api_key
 from service.deps import BatcherDep, MetricsDep, ModelsDep, SettingsDep, StoreDep
 from service.errors import (
@@ -19,7 +19,7 @@ from service.errors import (
     error_responses,
 )
 from service.routers.documents import DocId
-from service.schemas import Answer, AnswersIn, AnswersOut, QueryAnswers
+from service.schemas import AnswersIn, AnswersOut, QueryAnswers
 from store.record import Status
 
 # States up to this many numbers are looked up on the event loop (k = 256 gives 65,536).
@@ -96,14 +96,4 @@ async def answer_queries(
         # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
         ranked = rank_answers(model, state, Q, n_entities, body.top_k)
     metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
-    results = [
-        QueryAnswers(
-            query=query,
-            answers=[
-                Answer(entity=record.entities[slot], score=score)
-                for slot, score in zip(slots, scores, strict=True)
-            ],
-        )
-        for query, slots, scores in zip(body.queries, ranked.slots, ranked.scores, strict=True)
-    ]
-    return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)
+    return answers_body(doc_id, mode, model.model_id, body.queries, record.entities, ranked)
