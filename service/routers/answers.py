@@ -13,14 +13,11 @@ from service.deps import BatcherDep, MetricsDep, ModelsDep, SettingsDep, StoreDe
 from service.errors import (
     BadRequest,
     IndexedByAnotherModel,
-    NotFound,
-    NotIndexed,
     TooLarge,
     error_responses,
 )
-from service.routers.documents import DocId
+from service.routers.documents import DocId, indexed_record
 from service.schemas import AnswersIn, AnswersOut, QueryAnswers
-from store.record import Status
 
 # States up to this many numbers are looked up on the event loop (k = 256 gives 65,536).
 INLINE_LOOKUP_MAX_NUMBERS = 65_536
@@ -64,14 +61,7 @@ async def answer_queries(
         raise BadRequest(
             f"mode {mode!r} is not loaded", {"loaded": sorted(models)}, code="mode_not_loaded"
         )
-    record = await store.get(doc_id, modes=(mode,))
-    if record is None:
-        raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
-    if record.status != Status.INDEXED:
-        raise NotIndexed(
-            f"document {doc_id!r} is {record.status}, not indexed",
-            {"status": str(record.status), "error": record.error},
-        )
+    record = await indexed_record(store, doc_id, modes=(mode,))
     state = record.states.get(mode)
     if state is None or record.model_ids.get(mode) != model.model_id:
         raise IndexedByAnotherModel(

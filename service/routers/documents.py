@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request, Response
@@ -29,6 +30,7 @@ from service.schemas import (
     DocumentInfo,
     DocumentsAccepted,
 )
+from store.base import DocumentStore
 from store.record import DocumentRecord, Status, now
 
 router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[Depends(require_api_key)])
@@ -55,6 +57,21 @@ def document_info(record: DocumentRecord) -> DocumentInfo:
 def built_by_other_models(record: DocumentRecord, loaded: dict[str, str]) -> bool:
     """Whether a state of a mode this server serves was built by another model."""
     return any(record.model_ids.get(mode) not in (None, mid) for mode, mid in loaded.items())
+
+
+async def indexed_record(
+    store: DocumentStore, doc_id: str, modes: Collection[str] | None
+) -> DocumentRecord:
+    """The document with the states of `modes`; 404 when unknown, 409 until it is indexed."""
+    record = await store.get(doc_id, modes=modes)
+    if record is None:
+        raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
+    if record.status != Status.INDEXED:
+        raise NotIndexed(
+            f"document {doc_id!r} is {record.status}, not indexed",
+            {"status": str(record.status), "error": record.error},
+        )
+    return record
 
 
 def _check_limits(documents: list[DocumentIn], max_batch: int, max_bytes: int) -> None:
@@ -196,14 +213,7 @@ async def append_text(
             {"bytes": size, "max_document_bytes": settings.max_document_bytes},
             code="document_too_large",
         )
-    record = await store.get(doc_id, modes=None)
-    if record is None:
-        raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
-    if record.status != Status.INDEXED:
-        raise NotIndexed(
-            f"document {doc_id!r} is {record.status}, not indexed",
-            {"status": str(record.status), "error": record.error},
-        )
+    record = await indexed_record(store, doc_id, modes=None)
     for mode in record.states:
         model = models.get(mode)
         if model is None or record.model_ids.get(mode) != model.model_id:
