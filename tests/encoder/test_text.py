@@ -17,9 +17,9 @@ from encoder.text import (
 )
 
 TEXT = (
-    "Emma Woodhouse, handsome and clever, lived at Hartfield. "
-    "Sixteen years had Miss Taylor been in Mr. Woodhouse's family. "
-    '"Dear Emma," said Mr. Knightley, "you are wrong." '
+    "Emma Woodhouse, tired but cheerful, stayed at Hartfield. "
+    "Twelve winters had Miss Taylor spent in Mr. Woodhouse's house. "
+    '"Dear Emma," said Mr. Knightley, "you are late." '
     "Then Emma walked to Highbury with Harriet. She took a bath."
 )
 
@@ -51,8 +51,8 @@ def test_entity_marker_round_trip() -> None:
 
 def test_split_sentences_keeps_titles_and_quotes() -> None:
     sentences = split_sentences(TEXT)
-    assert sentences[1] == "Sixteen years had Miss Taylor been in Mr. Woodhouse's family."
-    assert sentences[2] == '"Dear Emma," said Mr. Knightley, "you are wrong."'
+    assert sentences[1] == "Twelve winters had Miss Taylor spent in Mr. Woodhouse's house."
+    assert sentences[2] == '"Dear Emma," said Mr. Knightley, "you are late."'
     assert len(sentences) == 5
 
 
@@ -60,7 +60,7 @@ def test_find_candidates_heuristic() -> None:
     found = find_candidates(TEXT)
     assert found == ["Emma", "Woodhouse", "Hartfield", "Taylor", "Knightley", "Highbury", "Harriet"]
     # Titles and sentence-initial function words are not names.
-    assert "Mr" not in found and "Sixteen" not in found and "She" not in found
+    assert "Mr" not in found and "Twelve" not in found and "She" not in found
 
 
 def test_anonymise_document_with_heuristic() -> None:
