@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 import torch
 
 from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
@@ -65,3 +67,20 @@ def forward_probabilities(
 
 def load(directory: Path, mode: str) -> Checkpoint:
     return load_checkpoint(directory / f"{mode}.pt")
+
+
+def assert_matches_forward(
+    body: dict[str, Any], expected: list[dict[str, float]], top_k: int, tol: float = 1e-4
+) -> None:
+    """An answers body against the forward pass's probabilities, one dict per question."""
+    for result, probs in zip(body["results"], expected, strict=True):
+        names = [a["entity"] for a in result["answers"]]
+        assert len(names) == min(top_k, len(probs))
+        assert set(names) <= set(probs)  # answers are entities of the document
+        scores = [a["score"] for a in result["answers"]]
+        assert scores == sorted(scores, reverse=True)
+        for a in result["answers"]:
+            assert a["score"] == pytest.approx(probs[a["entity"]], abs=tol)
+        # The best answer is the forward pass's best (up to ties within tolerance).
+        best = max(probs.values())
+        assert probs[names[0]] == pytest.approx(best, abs=tol)

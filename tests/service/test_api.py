@@ -10,24 +10,13 @@ import torch
 from encoder.state import MODES
 from encoder.text import anonymise_document, anonymise_query
 from tests.service.conftest import AppClient, wait_status
-from tests.service.helpers import MAX_ENTITIES, forward_probabilities, load
+from tests.service.helpers import (
+    MAX_ENTITIES,
+    assert_matches_forward,
+    forward_probabilities,
+    load,
+)
 from tests.service.texts import APPENDIX, DOCUMENTS, HARBOUR, ORCHARD, QUESTIONS
-
-
-def assert_matches_forward(
-    body: dict, expected: list[dict[str, float]], top_k: int, tol: float = 1e-4
-) -> None:
-    for result, probs in zip(body["results"], expected, strict=True):
-        names = [a["entity"] for a in result["answers"]]
-        assert len(names) == min(top_k, len(probs))
-        assert set(names) <= set(probs)  # answers are entities of the document
-        scores = [a["score"] for a in result["answers"]]
-        assert scores == sorted(scores, reverse=True)
-        for a in result["answers"]:
-            assert a["score"] == pytest.approx(probs[a["entity"]], abs=tol)
-        # The best answer is the forward pass's best (up to ties within tolerance).
-        best = max(probs.values())
-        assert probs[names[0]] == pytest.approx(best, abs=tol)
 
 
 async def test_index_then_answer_equals_forward_pass_in_every_mode(
