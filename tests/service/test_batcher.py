@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,21 @@ def loaded(checkpoint_dir: Path, mode: str = "linear") -> LoadedModel:
     return LoadedModel(mode, ckpt.model, ckpt.vocab, ckpt.model_id)
 
 
+def count_runs(
+    model: LoadedModel, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[int], Callable[[Any], torch.Tensor]]:
+    """Records the batch size of every encode_queries run; returns (sizes, the original)."""
+    calls: list[int] = []
+    original = model.reader.encode_queries
+
+    def counting(qs: Any) -> Any:
+        calls.append(len(qs))
+        return original(qs)
+
+    monkeypatch.setattr(model.reader, "encode_queries", counting)
+    return calls, original
+
+
 def queries(n: int, seed: int) -> list[torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     return [torch.randint(3, 40, (int(torch.randint(2, 12, (1,), generator=g)),), generator=g)
@@ -32,14 +48,7 @@ async def test_concurrent_requests_share_one_run_and_get_their_own_rows(
     checkpoint_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = loaded(checkpoint_dir)
-    calls: list[int] = []
-    original = model.reader.encode_queries
-
-    def counting(qs: Any) -> Any:
-        calls.append(len(qs))
-        return original(qs)
-
-    monkeypatch.setattr(model.reader, "encode_queries", counting)
+    calls, original = count_runs(model, monkeypatch)
     metrics = Metrics()
     batcher = QueryBatcher(max_batch=64, max_wait_ms=50, queue_size=100, metrics=metrics)
     batcher.start()
@@ -60,14 +69,7 @@ async def test_max_batch_bounds_a_run(
     checkpoint_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = loaded(checkpoint_dir)
-    calls: list[int] = []
-    original = model.reader.encode_queries
-
-    def counting(qs: Any) -> Any:
-        calls.append(len(qs))
-        return original(qs)
-
-    monkeypatch.setattr(model.reader, "encode_queries", counting)
+    calls, _ = count_runs(model, monkeypatch)
     batcher = QueryBatcher(max_batch=4, max_wait_ms=20, queue_size=100)
     batcher.start()
     try:
