@@ -1,0 +1,161 @@
+"""Entity anonymisation: names become `@entityN` markers, and back.
+
+Documents become lower-cased tokens in which every entity is a marker `@entity{i}`; the entity
+map `entities[i]` gives the name back. The reader only ever sees markers, so it has to answer
+from what the document says about an entity rather than from what it knows about a name. The
+data builder and the service both come through here, with the same finder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from encoder.entities import (
+    Entity,
+    entity_aliases,
+    find_entities,
+    is_common_word,
+    name_key,
+    surname_aliases,
+)
+from encoder.text import PLACEHOLDER, entity_marker, raw_tokens, tokenize
+
+
+@dataclass(frozen=True)
+class AnonymisedText:
+    tokens: list[str]  # tokenized text with entity surfaces replaced by @entityN markers
+    entities: list[str]  # entities[i] = the name of @entity{i}
+    mentions: list[int]  # mentions[i] = how often @entity{i} occurs in this text
+    unplaced: list[str]  # names found beyond the free slots: they stay plain words
+
+
+_Pattern = tuple[tuple[str, ...], bool, int]
+
+
+def _surface_patterns(surfaces: Sequence[tuple[str, int]], any_case: bool) -> list[_Pattern]:
+    """(lower-cased tokens, must start capitalised, owner), longest first."""
+    patterns = []
+    for surface, owner in surfaces:
+        raw = raw_tokens(surface)
+        if not raw:
+            continue
+        words = tuple(t.lower() for t in raw)
+        # In a question, "musharraf" is Musharraf; "may" is still a verb unless capitalised.
+        needs_capital = raw[0][:1].isupper() and (not any_case or is_common_word(words))
+        patterns.append((words, needs_capital, owner))
+    # Longest first so "Frank Churchill" wins over "Frank" when both are candidates.
+    patterns.sort(key=lambda p: -len(p[0]))
+    return patterns
+
+
+class EntityMatcher:
+    """Finds entity surfaces in text, longest match first; build once, use on many texts.
+
+    surfaces: (surface, owner) pairs; several surfaces may share an owner (a name and its
+    aliases). A surface written with a capital only matches a capitalised occurrence, so the
+    candidate "Bath" does not swallow "a bath" (any_case lifts that for all but common words).
+    """
+
+    def __init__(self, surfaces: Sequence[tuple[str, int]], *, any_case: bool = False) -> None:
+        self._by_first: dict[str, list[_Pattern]] = {}
+        for p in _surface_patterns(surfaces, any_case):
+            self._by_first.setdefault(p[0][0], []).append(p)
+
+    def mark(self, text: str) -> list[tuple[str, int | None]]:
+        """(lower-cased token, None) for plain tokens, ("", owner) for a match (which may
+        span several tokens)."""
+        raw = raw_tokens(text)
+        out: list[tuple[str, int | None]] = []
+        i = 0
+        while i < len(raw):
+            low = raw[i].lower()
+            matched = None
+            for words, needs_capital, owner in self._by_first.get(low, ()):
+                n = len(words)
+                if needs_capital and not raw[i][:1].isupper():
+                    continue
+                if tuple(t.lower() for t in raw[i : i + n]) == words:
+                    matched = (n, owner)
+                    break
+            if matched is None:
+                out.append((low, None))
+                i += 1
+            else:
+                out.append(("", matched[1]))
+                i += matched[0]
+        return out
+
+
+def entity_surfaces(entities: Sequence[Entity]) -> list[tuple[str, int]]:
+    """(surface, index) for each entity's name and aliases."""
+    return [(s, i) for i, e in enumerate(entities) for s in (e.name, *e.aliases)]
+
+
+def anonymise_document(
+    text: str,
+    candidates: Sequence[str] | None = None,
+    *,
+    max_entities: int,
+    known: Sequence[str] = (),
+) -> AnonymisedText:
+    """Tokenize `text` and replace entity mentions by `@entityN` markers.
+
+    candidates: the names to replace; None finds them with `encoder.entities.find_entities`
+    (the finder the data set was built with). A multi-word name's aliases (its surname alone,
+    its acronym) take its marker too.
+    known: an existing entity map (when text is appended to a document): its entities keep
+    their slots and are replaced wherever they occur; new entities take the next free slots in
+    order of first mention, up to `max_entities`. Names beyond that stay plain words and are
+    listed in `unplaced`.
+    """
+    if max_entities < 1:
+        raise ValueError(f"max_entities must be >= 1, got {max_entities}")
+    if len(known) > max_entities:
+        raise ValueError(f"{len(known)} known entities exceed max_entities={max_entities}")
+    found = find_entities(text) if candidates is None else entity_aliases(candidates, text)
+    known_entities = entity_aliases(known, text)
+    taken = {name_key(s) for e in known_entities for s in (e.name, *e.aliases)}
+    fresh = [e for e in found if not any(name_key(s) in taken for s in (e.name, *e.aliases))]
+    everyone = [*known_entities, *fresh]
+    entities = list(known)
+    slot_of: dict[int, int] = {i: i for i in range(len(known))}
+    unplaced: list[str] = []
+    tokens: list[str] = []
+    mentions = [0] * len(known)
+    for low, owner in EntityMatcher(entity_surfaces(everyone)).mark(text):
+        if owner is None:
+            tokens.append(low)
+            continue
+        slot = slot_of.get(owner)
+        if slot is None and len(entities) < max_entities:
+            slot = slot_of[owner] = len(entities)
+            entities.append(everyone[owner].name)
+            mentions.append(0)
+        if slot is None:  # no free slot: the name stays plain words
+            name = everyone[owner].name
+            if name not in unplaced:
+                unplaced.append(name)
+            tokens.extend(tokenize(name))
+        else:
+            tokens.append(entity_marker(slot))
+            mentions[slot] += 1
+    return AnonymisedText(tokens=tokens, entities=entities, mentions=mentions, unplaced=unplaced)
+
+
+def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
+    """Tokenize a cloze question and replace the document's entity names by their markers.
+
+    Names match in any case ("musharraf"), and a multi-word name's surname alone is that name
+    where no other entity of the document shares it. Raises ValueError unless the question
+    holds exactly one `@placeholder`.
+    """
+    surfaces = [(name, i) for i, name in enumerate(entities)]
+    surfaces += [(alias, i) for i, alias in surname_aliases(entities).items()]
+    tokens: list[str] = []
+    for low, owner in EntityMatcher(surfaces, any_case=True).mark(text):
+        tokens.append(low if owner is None else entity_marker(owner))
+    count = tokens.count(PLACEHOLDER)
+    if count != 1:
+        raise ValueError(f"a question needs exactly one {PLACEHOLDER}, found {count}")
+    return tokens

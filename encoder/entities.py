@@ -1,0 +1,476 @@
+"""Entities as people mean them: whole multi-word names, acronyms, titles kept out.
+
+One finder serves both the data builder and the service, so a reader is never served entities
+of a kind it was not trained on. It is a heuristic over capitalisation (about 10k news
+paragraphs a second); docs/DATA.md reports its precision and recall on hand-labelled text.
+
+    "Prime Minister Theresa May met UN officials. May said ..."
+        -> Theresa May (2 mentions: "May" alone is her), UN (1)
+
+Rules, in the order they apply:
+- a name is a run of capitalised words or acronyms, joined by hyphens, initials ("George W.
+  Bush") and lower-case connectors inside names ("Bank of England", "Ludwig van Beethoven");
+- titles split runs and stay out of names ("US President George Bush" -> US, George Bush); a
+  nationality before a title goes too ("Indian Prime Minister Vajpayee" -> Vajpayee);
+- a run's first word at the start of a sentence is a name only if the text never writes it in
+  lower case and it is not a common sentence opener; a one-word name met only at sentence
+  starts must recur;
+- months and weekdays are not names on their own, nor at the start of a run ("Monday Blair");
+- the last word of a multi-word name, alone, is that name ("Musharraf said"), when no other
+  name shares it; an acronym of a name's initials is that name ("UN" after "United Nations").
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from encoder.text import TOKEN_RE
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_CONNECTORS = _words(
+    "of for de van von der den da di du la le del della des bin ibn al el y dos das ter"
+)
+# Words that name an office or an honorific: they split a run and stay out of the name.
+_TITLES = _words(
+    """
+    mr mrs ms miss mx dr sir dame lady lord madam madame master messrs esq
+    president presidents minister ministers secretary premier chancellor senator sen rep
+    representative congressman congresswoman governor gov mayor ambassador envoy spokesman
+    spokeswoman spokesperson chairman chairwoman chair chief commissioner director
+    king queen prince princess duke duchess earl baron count countess emperor empress sultan
+    sheikh emir ayatollah pope cardinal bishop archbishop rev reverend father pastor rabbi imam
+    judge justices magistrate attorney professor prof coach speaker leader executive whip
+    colonel col captain capt lieutenant lt sergeant sgt corporal admiral commander commodore
+    gen brigadier marshal major inspector detective constable officer agent
+    """
+)
+# Words that qualify an office: part of a title phrase when a title follows them.
+_TITLE_MODIFIERS = _words(
+    """
+    prime foreign home deputy vice acting interim former defence defense finance treasury
+    interior health education trade justice opposition shadow state federal senior chief
+    assistant associate executive general junior first lieutenant attorney surgeon grand crown
+    labor labour conservative liberal democratic republican
+    """
+)
+_CALENDAR = _words(
+    """
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday
+    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
+    """
+)
+# Capitalised at a sentence's start, or by convention, but not names.
+_NOT_NAMES = _words(
+    """
+    a an the and or but if of in on at to for from by with as is it its he she his her him they
+    them their we us our you your i me my mine this that these those there here then than so
+    no not nor yes oh ah well what which who whom whose when where why how all any some one
+    every each both such very much many more most do does did have has had be been was were
+    are am will would shall should can could may might must let upon after before while though
+    although because since until unless indeed perhaps however yet still now only even again
+    ever never also just meanwhile yesterday today tonight tomorrow earlier later last next
+    during despite among amid under over about into through against between without within
+    according asked said says told officials police both another other others many several
+    few most some such dear good poor chapter volume book part god heaven aye ay amen
+    once twice thus instead soon first firstly second finally next often sometimes always
+    usually already almost nearly together otherwise therefore hence besides nevertheless
+    nonetheless certainly surely besides elsewhere everyone everything nobody nothing someone
+    something anyone anything none neither either whether whatever whoever whenever wherever
+    sir madam yes no please thank thanks hello goodbye alas hush come go look see
+    """
+)
+# Nationalities and other adjectives of place or faith: not a name on their own.
+_DEMONYMS = _words(
+    """
+    american british english scottish welsh irish australian canadian indian pakistani chinese
+    japanese korean french german italian spanish portuguese dutch belgian swiss austrian
+    swedish norwegian danish finnish polish russian ukrainian greek turkish israeli palestinian
+    arab arabic iraqi iranian afghan syrian lebanese egyptian saudi jordanian kuwaiti yemeni
+    african european asian western eastern northern southern soviet mexican brazilian
+    argentine argentinian chilean colombian cuban indonesian malaysian thai vietnamese
+    filipino bangladeshi nepalese tibetan kenyan nigerian ethiopian somali sudanese zimbabwean
+    muslim christian jewish catholic protestant islamic hindu sikh buddhist
+    republican democrat democratic labour labor tory liberal conservative qatari czech korean
+    emirati bahraini omani slovak serbian croatian bosnian hungarian romanian bulgarian
+    """
+)
+# All-caps words that are not names (roman numerals, units, abbreviations of common words).
+_NOT_ACRONYMS = _words("I A OK TV AM PM AD BC II III IV VI VII VIII IX XI XII GMT")
+_SENTENCE_END = frozenset({".", "!", "?"})
+_OPENERS = frozenset({'"', "'", "(", "[", "“", "‘", "-", "—", "–", ":", ";"})
+_DOTTED = frozenset({"mr", "mrs", "ms", "dr", "st", "messrs", "rev", "col", "capt", "gen", "lt"})
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str  # as first written in full ("Pervez Musharraf")
+    mentions: int  # how often the name or an alias occurs
+    aliases: tuple[str, ...] = ()  # other surfaces that mean it ("Musharraf", "UN")
+
+
+@dataclass(frozen=True)
+class _Token:
+    text: str
+    start: int
+    end: int
+
+
+def _tokens(text: str) -> list[_Token]:
+    return [_Token(m.group(), m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
+
+
+def _is_acronym(t: str) -> bool:
+    return 2 <= len(t) <= 6 and t.isalpha() and t.isupper() and t not in _NOT_ACRONYMS
+
+
+def _is_capitalised(t: str) -> bool:
+    # "McDonald", "Musharraf"; not "EMMA" (all caps is an acronym or shouting), not "I", not a
+    # plural acronym ("MPs", "CEOs").
+    if len(t) < 2 or not t[0].isupper() or not t.isalpha() or t.isupper():
+        return False
+    return not (len(t) > 2 and t[-1] == "s" and t[:-1].isupper())
+
+
+def _is_name_word(t: str) -> bool:
+    return _is_capitalised(t) or _is_acronym(t)
+
+
+def _sentence_starts(tokens: Sequence[_Token]) -> set[int]:
+    """Indices of tokens that begin a sentence (after . ! ? and any opening quote)."""
+    starts: set[int] = set()
+    at_start = True
+    for i, tok in enumerate(tokens):
+        t = tok.text
+        if at_start and t not in _OPENERS:
+            starts.add(i)
+            at_start = False
+        if t in _SENTENCE_END:
+            prev = tokens[i - 1].text if i else ""
+            # "Mr. Blair", "George W. Bush": the dot ends no sentence.
+            at_start = not (t == "." and (prev.lower() in _DOTTED or _is_initial(prev)))
+    return starts
+
+
+def _is_initial(t: str) -> bool:
+    return len(t) == 1 and t.isalpha() and t.isupper()
+
+
+# Names of the form "X of Y" have one of these heads; a person "of" a place is two names.
+_OF_HEADS = _words(
+    """
+    bank university house church department ministry office institute college school museum
+    academy council court board bureau commission committee league union federation
+    association society party republic kingdom states city port bay gulf sea isle isles island
+    islands cape lake mount duke duchess earl prince princess queen king bishop archbishop
+    order army navy corps chamber hall tower palace battle siege treaty bill act declaration
+    festival tournament cup championship organisation organization agency authority centre
+    center fund foundation trust company bill secretary minister community states group
+    """
+)
+
+
+def _glued(a: _Token, b: _Token) -> bool:
+    return a.end == b.start
+
+
+def _name_start(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether a name can start at token i: a name word, an initial ("W."), or "O'Brien"."""
+    t = tokens[i].text
+    if _is_name_word(t):
+        return True
+    if not _is_initial(t) or i + 1 >= len(tokens):
+        return False
+    nxt = tokens[i + 1]
+    if nxt.text.startswith("'") and nxt.text[1:2].isupper() and _glued(tokens[i], nxt):
+        return True
+    return nxt.text == "." and i + 2 < len(tokens) and _name_start(tokens, i + 2)
+
+
+def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
+    """[start, end) token spans of capitalised words with their joiners, before any splitting."""
+    runs: list[tuple[int, int]] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if not _name_start(tokens, i):
+            i += 1
+            continue
+        j = i + 1
+        while j < n:
+            t, prev = tokens[j], tokens[j - 1]
+            nxt_starts = j + 1 < n and _name_start(tokens, j + 1)
+            if _name_start(tokens, j) or (t.text.startswith("'") and _is_initial(prev.text)):
+                j += 1  # a name word, an initial, "O" + "'Brien"
+            elif t.text == "-" and nxt_starts and _glued(prev, t) and _glued(t, tokens[j + 1]):
+                j += 1  # "Al-Qaeda", "Jean-Pierre"
+            elif (
+                t.text == "."
+                and nxt_starts
+                and (_is_initial(prev.text) or prev.text.lower() in _DOTTED)
+            ):
+                j += 1  # "George W. Bush", "Dr. John Smith"
+            elif (
+                t.text in _CONNECTORS
+                and nxt_starts
+                and (t.text != "of" or prev.text.lower() in _OF_HEADS)
+            ):
+                j += 1  # "Ludwig van Beethoven", "Bank of England"; not "Smith of Sydney"
+            else:
+                break
+        runs.append((i, j))
+        i = j
+    return runs
+
+
+# Titles that are surnames too ("Mervyn King"): kept at the end of a run.
+_SURNAMES = _words(
+    "king queen prince major bishop marshal cardinal judge chancellor earl duke baron count "
+    "mayor chair agent father master pope sheikh hunter"
+)
+
+
+def _title_end(words: Sequence[str], i: int) -> int:
+    """End of a title phrase starting at words[i] (modifiers, a title, "of State"), else i."""
+    j = i
+    while j < len(words) and words[j] in _TITLE_MODIFIERS:
+        j += 1
+    if j < len(words) and words[j] in _TITLES:
+        j += 1
+        # "Secretary of State", "Minister of Defence": the "of X" belongs to the office.
+        if j + 1 < len(words) and words[j] == "of" and words[j + 1] in _OFFICE_OBJECTS:
+            j += 2
+        # "Vice President", "Secretary General", "Director-General"
+        while j < len(words) and (words[j] in _TITLES or words[j] in ("general", "-")):
+            j += 1
+        return j
+    # "Attorney General", "Surgeon General": modifiers that end in "general".
+    return j if j > i + 1 and words[j - 1] == "general" else i
+
+
+_OFFICE_OBJECTS = _words("state defence defense justice health education the interior")
+
+
+def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, int]]:
+    """Split a run at titles (dropped) and trim joiners off the ends of each piece."""
+    i, end = span
+    words = [t.text.lower() for t in tokens[i:end]]
+    pieces: list[tuple[int, int]] = []
+    k, piece_start = 0, 0
+    while k < len(words):
+        title_end = _title_end(words, k)
+        # A title only where a name follows it ("King Abdullah"), not "Mervyn King"; a run
+        # that ends in a title that is never a surname drops it ("Yesterday Dr").
+        follows = title_end < len(words) and words[title_end] != "."
+        if title_end > k and (
+            follows or title_end - k == len(words) or words[title_end - 1] not in _SURNAMES
+        ):
+            if k > piece_start:
+                pieces.append((i + piece_start, i + k))
+            # A nationality just before a title is part of it: "Indian Prime Minister".
+            last = pieces[-1] if pieces else None
+            if (
+                last
+                and last[1] == i + k
+                and last[1] - last[0] == 1
+                and tokens[last[0]].text.lower() in _DEMONYMS
+            ):
+                pieces.pop()
+            k = piece_start = title_end
+            continue
+        k += 1
+    if piece_start < len(words):
+        pieces.append((i + piece_start, end))
+    trimmed = []
+    for a, b in pieces:
+        while a < b and _is_joiner(tokens[a].text):
+            a += 1
+        while b > a and _is_joiner(tokens[b - 1].text):
+            b -= 1
+        if a < b:
+            trimmed.append((a, b))
+    return trimmed
+
+
+def _is_joiner(t: str) -> bool:
+    return t in _CONNECTORS or t in {".", "-"}
+
+
+def _surface(text: str, tokens: Sequence[_Token], a: int, b: int) -> str:
+    return " ".join(text[tokens[a].start : tokens[b - 1].end].split())
+
+
+def _last_word(surface: str) -> str:
+    return surface.split()[-1].lower()
+
+
+def name_key(surface: str) -> str:
+    """What makes two surfaces the same name: their lower-cased tokens."""
+    return " ".join(t.lower() for t in TOKEN_RE.findall(surface))
+
+
+def is_common_word(words: Sequence[str]) -> bool:
+    """A one-word name that is also an everyday word ("May", "March", "Will")."""
+    return len(words) == 1 and (words[0] in _NOT_NAMES or words[0] in _CALENDAR)
+
+
+def surname_aliases(names: Sequence[str]) -> dict[int, str]:
+    """index -> last word, for multi-word names (not "X of Y") whose last word no other name
+    ends in or is: how a question may name "Pervez Musharraf" as "Musharraf"."""
+    keys = {name_key(n) for n in names}
+    owners: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        words = name.split()
+        if len(words) > 1 and " of " not in f" {name.lower()} ":
+            owners.setdefault(name_key(words[-1]), []).append(i)
+    return {
+        idx[0]: names[idx[0]].split()[-1]
+        for key, idx in owners.items()
+        if len(idx) == 1 and key not in keys
+    }
+
+
+def find_entities(text: str, *, min_count: int = 1) -> list[Entity]:
+    """The names of `text`, whole, in order of first mention, with their aliases."""
+    return _group(_mentions(text), min_count)
+
+
+def _mentions(text: str) -> list[tuple[int, str, bool]]:
+    """(token index, surface, at a sentence start) of every name piece, in order."""
+    tokens = _tokens(text)
+    starts = _sentence_starts(tokens)
+    lower_seen = {t.text for t in tokens if t.text.isalpha() and t.text.islower()}
+    shouting = _shouting_sentences(tokens, starts)
+    pieces = [p for span in _runs(tokens) for p in _pieces(tokens, span)]
+    # Last words of multi-word names: alone they are that name, even where they look like a
+    # common word ("May said ...") or start a sentence.
+    surfaces = [_surface(text, tokens, a, b) for a, b in pieces]
+    surnames = {_last_word(s) for s in surfaces if " " in s}
+    found: list[tuple[int, str, bool]] = []  # (token index, surface, only sentence-initial)
+    for (a, b), surface in zip(pieces, surfaces, strict=True):
+        low = tokens[a].text.lower()
+        initial = a in starts
+        alias = " " not in surface and surface.lower() in surnames
+        if initial and not alias and (low in _NOT_NAMES or low in lower_seen or low in _CALENDAR):
+            a += 1  # "The United Nations", "Yesterday Blair": the opener is no name
+            while a < b and _is_joiner(tokens[a].text):
+                a += 1
+            initial = False
+        while a < b and tokens[a].text.lower() in _CALENDAR and not alias:
+            a += 1  # "Monday Blair"; a month inside a name stays ("Theresa May")
+        if a == b:
+            continue
+        surface = _surface(text, tokens, a, b)
+        if shouting.get(a, False) and surface.isupper():
+            continue  # a heading in capitals, not a run of acronyms
+        words = surface.lower().split()
+        if len(words) <= 2 and words[-1] in _DEMONYMS:
+            continue  # "Indian", "South Korean": adjectives of place
+        if len(words) == 1 and not alias:
+            word = tokens[a].text
+            if _is_acronym(word):
+                if shouting.get(a, False):
+                    continue
+            elif words[0] in _NOT_NAMES or words[0] in lower_seen:
+                continue
+            # "Kenya's ...", "Morocco, Spain and Portugal": a name even at a sentence start.
+            initial = initial and not _named_by_context(tokens, b)
+        found.append((a, surface, initial))
+    return found
+
+
+def _named_by_context(tokens: Sequence[_Token], end: int) -> bool:
+    """Whether what follows a word shows it is a name: a possessive, or a list of names."""
+    nxt = tokens[end].text if end < len(tokens) else ""
+    after = tokens[end + 1].text if end + 1 < len(tokens) else ""
+    return nxt == "'s" or (nxt in (",", "and") and _is_name_word(after))
+
+
+def _shouting_sentences(tokens: Sequence[_Token], starts: set[int]) -> dict[int, bool]:
+    """Token index -> whether its sentence is mostly in capitals (a heading, not acronyms)."""
+    out: dict[int, bool] = {}
+    bounds = [*sorted(starts), len(tokens)]
+    for a, b in itertools.pairwise(bounds):
+        words = [t.text for t in tokens[a:b] if t.text.isalpha() and len(t.text) > 1]
+        caps = sum(1 for w in words if w.isupper())
+        loud = len(words) >= 3 and caps * 2 > len(words)
+        for i in range(a, b):
+            out[i] = loud
+    return out
+
+
+def _group(found: Sequence[tuple[int, str, bool]], min_count: int) -> list[Entity]:
+    """Merge mentions into entities: same name, surname alone, acronym of the initials."""
+    full: dict[str, str] = {}  # key -> first surface
+    order: list[str] = []
+    mid_sentence: set[str] = set()
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for index, surface, initial in found:
+        key = name_key(surface)
+        if key not in full:
+            full[key] = surface
+            order.append(key)
+            first[key] = index
+        counts[key] = counts.get(key, 0) + 1
+        if not initial:
+            mid_sentence.add(key)
+    owner = _alias_owners([full[k] for k in order if " " in full[k]], set(order))
+    merged: dict[str, list[str]] = {k: [] for k in order}
+    total = dict(counts)
+    for key in order:
+        target = owner.get(key)
+        if target is not None and target != key:
+            merged[target].append(full[key])
+            total[target] += counts[key]
+            first[target] = min(first[target], first[key])
+    entities: list[tuple[int, Entity]] = []
+    for key in order:
+        if owner.get(key, key) != key:
+            continue  # an alias, counted with its owner
+        one_word_opener = " " not in key and key not in mid_sentence and not full[key].isupper()
+        if one_word_opener and total[key] < 2:
+            continue  # seen once, at a sentence start: too likely an ordinary word
+        if total[key] >= min_count:
+            entities.append((first[key], Entity(full[key], total[key], tuple(merged[key]))))
+    return [e for _, e in sorted(entities, key=lambda pair: pair[0])]
+
+
+def _alias_owners(multi: Sequence[str], keys: set[str]) -> dict[str, str]:
+    """Key of a one-word name -> the key of the multi-word name it abbreviates (its last word
+    or its initials), where exactly one name fits."""
+    claims: dict[str, set[str]] = {}
+    for surface in multi:
+        key = name_key(surface)
+        surname = name_key(surface.split()[-1])
+        # "Musharraf" is Pervez Musharraf; "England" is not the Bank of England.
+        if len(surname) > 1 and " of " not in f" {key} ":
+            claims.setdefault(surname, set()).add(key)
+        words = [w for w in surface.split() if w.lower() not in _CONNECTORS]
+        initials = "".join(w[0] for w in words if w[0].isalpha()).lower()
+        if len(initials) >= 2:
+            claims.setdefault(initials, set()).add(key)
+    return {
+        alias: next(iter(owners))
+        for alias, owners in claims.items()
+        if len(owners) == 1 and alias in keys
+    }
+
+
+def entity_aliases(names: Iterable[str], text: str) -> list[Entity]:
+    """Entities for names a client gave: a multi-word name also answers to its last word or
+    initials where `text` uses them alone as a name and no other given name claims them."""
+    names = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    alone = {name_key(surface): surface for _, surface, _ in _mentions(text) if " " not in surface}
+    owners = _alias_owners(
+        [n for n in names if " " in n], set(alone) - {name_key(n) for n in names}
+    )
+    return [
+        Entity(n, 0, tuple(alone[a] for a, owner in owners.items() if owner == name_key(n)))
+        for n in names
+    ]

@@ -1,0 +1,75 @@
+"""The entity finder: whole names, acronyms, titles kept out, sentence starts, aliases."""
+
+from __future__ import annotations
+
+from encoder.entities import entity_aliases, find_entities
+
+
+def names(text: str) -> list[str]:
+    return [e.name for e in find_entities(text)]
+
+
+def test_multi_word_names_are_one_entity() -> None:
+    found = names(
+        "Pervez Musharraf flew to New South Wales. The Bank of England and the United "
+        "Nations met Ludwig van Beethoven's heirs with George W. Bush and John O'Brien."
+    )
+    for name in ("Pervez Musharraf", "New South Wales", "Bank of England", "United Nations"):
+        assert name in found
+    for name in ("Ludwig van Beethoven", "George W. Bush", "John O'Brien"):
+        assert name in found
+    assert "Pervez" not in found and "Musharraf" not in found
+
+
+def test_acronyms_are_names_unless_shouted() -> None:
+    assert names("Officials of the UN, NATO and NASA met in the US.") == [
+        "UN",
+        "NATO",
+        "NASA",
+        "US",
+    ]
+    assert names("THE WAR IS OVER SAYS THE UN. Peace came.") == []
+    assert "MPs" not in names("Scottish MPs voted with the SNP.")
+
+
+def test_titles_and_nationalities_stay_out_of_names() -> None:
+    found = names(
+        "Indian Prime Minister Atal Behari Vajpayee met US President George Bush. "
+        "Secretary of State Colin Powell and Dr. Jane Smith were there, as was Mr Blair."
+    )
+    assert found == [
+        "Atal Behari Vajpayee",
+        "US",
+        "George Bush",
+        "Colin Powell",
+        "Jane Smith",
+        "Blair",
+    ]
+    assert names("The President spoke. The Prime Minister listened.") == []
+
+
+def test_a_surname_alone_is_the_whole_name() -> None:
+    (musharraf,) = find_entities("Pervez Musharraf spoke. Later Musharraf left. Musharraf won.")
+    assert musharraf.name == "Pervez Musharraf" and musharraf.mentions == 3
+    assert musharraf.aliases == ("Musharraf",)
+    # Two names share the surname: "Blair" alone is neither.
+    found = names("Tony Blair and Cherie Blair arrived. Later Blair spoke.")
+    assert found == ["Tony Blair", "Cherie Blair", "Blair"]
+    (un,) = find_entities("The United Nations met. The UN agreed.")
+    assert un.aliases == ("UN",) and un.mentions == 2
+
+
+def test_sentence_initial_names_and_common_words() -> None:
+    # A name seen only at sentence starts counts when it recurs; a one-off opener does not.
+    assert names("Theresa went home. Theresa was tired. Yesterday it rained.") == ["Theresa"]
+    # Months and weekdays are no names, but "May" inside a name is.
+    found = names("On Monday Theresa May spoke. In March, May said the bank would act.")
+    assert found == ["Theresa May"]
+    (may,) = find_entities("Theresa May spoke. May said no.")
+    assert may.mentions == 2
+
+
+def test_given_candidates_take_their_surnames_where_the_text_uses_them() -> None:
+    given = entity_aliases(["Pervez Musharraf", "Bank of England"], "Musharraf met England.")
+    assert given[0].aliases == ("Musharraf",)
+    assert given[1].aliases == ()  # "England" is not the Bank of England
