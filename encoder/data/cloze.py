@@ -2,7 +2,7 @@
 
 A document is a window of consecutive sentences (about `window_tokens` tokens; windows
 overlap). A sentence of the window gives one question per entity mention it holds, the
-mention blanked to `@placeholder`. Two tasks:
+mention blanked to `@placeholder`. The tasks:
 
 - find (`keep_query_sentence=True`, the default): the sentence stays in the document, so the
   reader has to find it again and read off the name: a retrieval task, like most of CNN's
@@ -11,6 +11,10 @@ mention blanked to `@placeholder`. Two tasks:
 - infer (`keep_query_sentence=False`): the sentence is removed and only mentions of entities
   that the rest of the window also mentions are blanked, so the answer has to be inferred
   from the other sentences (which names go together, who speaks to whom).
+- para: find, with the question paraphrased (`paraphrase` given to `build_questions`):
+  synonyms, dropped and reordered words, so the evidence is there but not verbatim.
+- lead (`build_lead_questions`): a name blanked in an article's first paragraph, answered
+  from the body that follows (CNN's construction; the document never holds the sentence).
 
 The n entities of a question take the markers @entity0 .. @entity{n-1} in a seeded random
 order, so nothing can be read from the numbers themselves.
@@ -19,18 +23,17 @@ order, so nothing can be read from the numbers themselves.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from encoder.anonymise import EntityMatcher, entity_surfaces
 from encoder.data.questions import Question
 from encoder.data.sources import Text
-from encoder.text import (
-    PLACEHOLDER,
-    anonymise_document,
-    cut_around_placeholder,
-    entity_marker,
-    split_sentences,
-)
+from encoder.entities import Entity
+from encoder.text import PLACEHOLDER, cut_around_placeholder, entity_marker, split_sentences
+
+# Rewrites a question's tokens (markers and the placeholder kept); None: verbatim.
+Paraphrase = Callable[[list[str], random.Random], list[str]]
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class ClozeOptions:
     # most-frequent baseline from profiting from the mention in the kept sentence.
     answer_elsewhere: bool = False
     max_questions_per_window: int = 8
-    max_entities: int = 50
+    max_entities: int = 256
     min_candidates: int = 2
 
 
@@ -57,17 +60,17 @@ class _Sentence:
     tokens: list[str]  # anonymised with the text's entity map: markers "@entity{i}"
 
 
-def _anonymised_sentences(text: Text, candidates: Sequence[str]) -> tuple[list[_Sentence], int]:
-    """Every sentence, entities replaced with one text-wide numbering (slot = candidate index)."""
+def _anonymised_sentences(text: Text, entities: Sequence[Entity]) -> list[_Sentence]:
+    """Every sentence, entities replaced with one text-wide numbering (slot = entity index)."""
+    matcher = EntityMatcher(entity_surfaces(entities))
     sentences: list[_Sentence] = []
     for paragraph in text.paragraphs:
         for sentence in split_sentences(paragraph):
-            anon = anonymise_document(
-                sentence, candidates, max_entities=max(1, len(candidates)), known=candidates
-            )
-            if anon.tokens:
-                sentences.append(_Sentence(anon.tokens))
-    return sentences, len(candidates)
+            marked = matcher.mark(sentence)
+            tokens = [low if owner is None else entity_marker(owner) for low, owner in marked]
+            if tokens:
+                sentences.append(_Sentence(tokens))
+    return sentences
 
 
 def _windows(
@@ -96,12 +99,16 @@ def _windows(
 
 
 def build_questions(
-    text: Text, candidates: Sequence[str], options: ClozeOptions, seed: int
+    text: Text,
+    entities: Sequence[Entity],
+    options: ClozeOptions,
+    seed: int,
+    paraphrase: Paraphrase | None = None,
 ) -> list[Question]:
     """Cloze questions from one text, deterministic given `seed`."""
     rng = random.Random(f"{seed}:{text.name}")
-    sentences, n_entities = _anonymised_sentences(text, candidates)
-    is_entity = {entity_marker(i) for i in range(n_entities)}
+    sentences = _anonymised_sentences(text, entities)
+    is_entity = {entity_marker(i) for i in range(len(entities))}
     stride = options.stride_tokens or options.window_tokens
     questions: list[Question] = []
     for w, window in enumerate(
@@ -123,30 +130,85 @@ def build_questions(
                     continue  # answer not (elsewhere) in the document, or given away by a repeat
                 query = list(sentence.tokens)
                 query[pos] = PLACEHOLDER
-                query = cut_around_placeholder(
-                    query, options.query_tokens_before, options.query_tokens_after
-                )
                 window_questions.append((s_idx, pos, document, query, tok))
         rng.shuffle(window_questions)
-        for s_idx, pos, document, query, answer in window_questions[
+        for s_idx, pos, document, sentence_query, answer in window_questions[
             : options.max_questions_per_window
         ]:
-            in_document = list(dict.fromkeys(t for t in document if t in is_entity))
-            # Entities of the question that the document lacks are markers too, but no answers.
-            mentioned = list(dict.fromkeys([*in_document, *(t for t in query if t in is_entity)]))
-            if len(in_document) < options.min_candidates or len(mentioned) > options.max_entities:
-                continue
-            # Renumber: the n entities take the slots 0..n-1 in a random order, as in CNN's
-            # data; the text-wide numbering would otherwise leak names through numbers.
-            slots = rng.sample(range(len(mentioned)), len(mentioned))
-            renumber = {e: entity_marker(s) for e, s in zip(mentioned, slots, strict=True)}
-            questions.append(
-                Question(
-                    id=f"{text.name}-{w:04d}-{s_idx:02d}-{pos:02d}",
-                    document=" ".join(renumber.get(t, t) for t in document),
-                    query=" ".join(renumber.get(t, t) for t in query),
-                    answer=renumber[answer],
-                    candidates=sorted((renumber[e] for e in in_document), key=lambda m: int(m[7:])),
-                )
+            query = paraphrase(sentence_query, rng) if paraphrase else sentence_query
+            query = cut_around_placeholder(
+                query, options.query_tokens_before, options.query_tokens_after
             )
+            question = _question(
+                f"{text.name}-{w:04d}-{s_idx:02d}-{pos:02d}",
+                document,
+                query,
+                answer,
+                is_entity,
+                options,
+                rng,
+            )
+            if question is not None:
+                questions.append(question)
+    return questions
+
+
+def _question(
+    qid: str,
+    document: list[str],
+    query: list[str],
+    answer: str,
+    is_entity: set[str],
+    options: ClozeOptions,
+    rng: random.Random,
+) -> Question | None:
+    """The question with its entities renumbered at random; None when it has too few
+    candidates or too many entities."""
+    in_document = list(dict.fromkeys(t for t in document if t in is_entity))
+    # Entities of the question that the document lacks are markers too, but no answers.
+    mentioned = list(dict.fromkeys([*in_document, *(t for t in query if t in is_entity)]))
+    if len(in_document) < options.min_candidates or len(mentioned) > options.max_entities:
+        return None
+    # Renumber: the n entities take the slots 0..n-1 in a random order, as in CNN's
+    # data; the text-wide numbering would otherwise leak names through numbers.
+    slots = rng.sample(range(len(mentioned)), len(mentioned))
+    renumber = {e: entity_marker(s) for e, s in zip(mentioned, slots, strict=True)}
+    return Question(
+        id=qid,
+        document=" ".join(renumber.get(t, t) for t in document),
+        query=" ".join(renumber.get(t, t) for t in query),
+        answer=renumber[answer],
+        candidates=sorted((renumber[e] for e in in_document), key=lambda m: int(m[7:])),
+    )
+
+
+def build_lead_questions(
+    article: Text, entities: Sequence[Entity], options: ClozeOptions, seed: int
+) -> list[Question]:
+    """Names blanked in the first paragraph, answered from the body (its first
+    `window_tokens` tokens, whole sentences), which never holds the question's sentence."""
+    rng = random.Random(f"{seed}:lead:{article.name}")
+    lead = _anonymised_sentences(Text(article.name, article.paragraphs[:1]), entities)
+    body_sentences = _anonymised_sentences(Text(article.name, article.paragraphs[1:]), entities)
+    body = next(_windows(body_sentences, options.window_tokens, options.window_tokens), [])
+    document = [t for s in body for t in s.tokens]
+    is_entity = {entity_marker(i) for i in range(len(entities))}
+    answerable = {t for t in document if t in is_entity}
+    candidates = [
+        (s_idx, pos, sentence.tokens)
+        for s_idx, sentence in enumerate(lead)
+        for pos, tok in enumerate(sentence.tokens)
+        if tok in answerable and sentence.tokens.count(tok) == 1
+    ]
+    rng.shuffle(candidates)
+    questions = []
+    for s_idx, pos, tokens in candidates[: options.max_questions_per_window]:
+        query = [*tokens[:pos], PLACEHOLDER, *tokens[pos + 1 :]]
+        query = cut_around_placeholder(
+            query, options.query_tokens_before, options.query_tokens_after
+        )
+        qid = f"{article.name}-lead-{s_idx:02d}-{pos:02d}"
+        question = _question(qid, document, query, tokens[pos], is_entity, options, rng)
+        if question is not None:
+            questions.append(question)
     return questions

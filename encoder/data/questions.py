@@ -92,6 +92,7 @@ class Baselines:
     most_frequent: float  # the candidate mentioned most often in the document
     most_recent: float  # the candidate mentioned last in the document
     context_match: float  # the candidate whose neighbouring words best match the blank's
+    bag_of_words: float  # the candidate with most question words near one of its mentions
 
 
 def _share_of_best(scores: dict[str, float], answer: str) -> float:
@@ -116,9 +117,69 @@ def context_match_scores(
     return scores
 
 
+def window_overlap_scores(
+    doc: Sequence[str], query: Sequence[str], candidates: Sequence[str], width: int = 10
+) -> dict[str, float]:
+    """For each candidate, the most distinct question words found within `width` tokens of
+    one of its mentions: word matching that survives paraphrase's reordering."""
+    words = {t for t in query if t.isalpha() and t not in _STOP}
+    scores = dict.fromkeys(candidates, 0.0)
+    for i, tok in enumerate(doc):
+        if tok in scores:
+            near = set(doc[max(0, i - width) : i + width + 1])
+            scores[tok] = max(scores[tok], float(len(words & near)))
+    return scores
+
+
+_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "as",
+        "was",
+        "were",
+        "is",
+        "be",
+        "been",
+        "had",
+        "has",
+        "have",
+        "he",
+        "she",
+        "it",
+        "his",
+        "her",
+        "him",
+        "they",
+        "them",
+        "their",
+        "i",
+        "you",
+        "we",
+        "that",
+        "this",
+        "which",
+        "not",
+        "but",
+        "so",
+    ]
+)
+
+
 def baselines(questions: Iterable[Question]) -> Baselines:
     n = 0
-    rnd = freq = recent = match = 0.0
+    rnd = freq = recent = match = bow = 0.0
     for q in questions:
         doc = tokenize(q.document)
         counts = Counter(t for t in doc if t in set(q.candidates))
@@ -126,10 +187,10 @@ def baselines(questions: Iterable[Question]) -> Baselines:
         freq += _share_of_best({c: float(counts[c]) for c in q.candidates}, q.answer)
         last = {t: float(i) for i, t in enumerate(doc) if t in counts}
         recent += _share_of_best({c: last.get(c, -1.0) for c in q.candidates}, q.answer)
-        match += _share_of_best(
-            context_match_scores(doc, tokenize(q.query), q.candidates), q.answer
-        )
+        query = tokenize(q.query)
+        match += _share_of_best(context_match_scores(doc, query, q.candidates), q.answer)
+        bow += _share_of_best(window_overlap_scores(doc, query, q.candidates), q.answer)
         n += 1
     if n == 0:
-        return Baselines(0, 0.0, 0.0, 0.0, 0.0)
-    return Baselines(n, rnd / n, freq / n, recent / n, match / n)
+        return Baselines(0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return Baselines(n, rnd / n, freq / n, recent / n, match / n, bow / n)

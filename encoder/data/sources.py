@@ -47,38 +47,10 @@ def _find_rdata(root: Path) -> Path | None:
 
 def fetch_janeaustenr(cache_dir: Path) -> Path:
     """Download and unpack the Debian package into cache_dir (once); return the Rdata stem."""
-    unpacked = cache_dir / JANEAUSTENR_PACKAGE
-    stem = _find_rdata(unpacked) if unpacked.is_dir() else None
-    if stem is not None:
-        return stem
-    for tool in ("apt-get", "dpkg-deb"):
-        if shutil.which(tool) is None:
-            raise SourceError(
-                f"`{tool}` is not available, so {JANEAUSTENR_PACKAGE} cannot be fetched here. "
-                f"On another Debian/Ubuntu machine run `apt-get download {JANEAUSTENR_PACKAGE}` "
-                "and `dpkg-deb -x <file>.deb DIR`, then pass --source-dir DIR."
-            )
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for old in cache_dir.glob(f"{JANEAUSTENR_PACKAGE}_*.deb"):
-        old.unlink()
-    run = subprocess.run(
-        ["apt-get", "download", JANEAUSTENR_PACKAGE],
-        cwd=cache_dir,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    debs = sorted(cache_dir.glob(f"{JANEAUSTENR_PACKAGE}_*.deb"))
-    if run.returncode != 0 or not debs:
-        raise SourceError(
-            f"`apt-get download {JANEAUSTENR_PACKAGE}` failed ({run.returncode}): "
-            f"{run.stderr.strip()[-500:]}\nIs a Debian archive with it in the apt sources "
-            "(run `apt-get update`)? Or pass --source-dir to an unpacked copy."
-        )
-    subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(unpacked)], check=True)
+    unpacked = fetch_debian_package(JANEAUSTENR_PACKAGE, cache_dir)
     stem = _find_rdata(unpacked)
     if stem is None:
-        raise SourceError(f"{debs[-1]} holds no data/Rdata.rdb; an unexpected package version?")
+        raise SourceError(f"{unpacked} holds no data/Rdata.rdb; an unexpected package version?")
     return stem
 
 
@@ -180,3 +152,58 @@ def wiki_articles(path: Path, min_paragraphs: int = 5) -> Iterator[Text]:
                 if len(paragraphs) >= min_paragraphs:
                     yield Text(name=f"wiki:{title}", paragraphs=paragraphs)
             elem.clear()
+
+
+TOKENIZERS_PACKAGE = "r-cran-tokenizers"  # ships Moby Dick (Project Gutenberg text) as data
+_MOBY_CHAPTER = re.compile(r"^CHAPTER (\d+)\b.*$", re.MULTILINE)
+
+
+def fetch_debian_package(package: str, cache_dir: Path) -> Path:
+    """`apt-get download` + `dpkg-deb -x` a Debian package into cache_dir/package (once)."""
+    unpacked = cache_dir / package
+    if unpacked.is_dir() and any(unpacked.iterdir()):
+        return unpacked
+    for tool in ("apt-get", "dpkg-deb"):
+        if shutil.which(tool) is None:
+            raise SourceError(
+                f"`{tool}` is not available, so {package} cannot be fetched here; on a Debian "
+                f"machine run `apt-get download {package}` and `dpkg-deb -x <file>.deb {unpacked}`."
+            )
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    run = subprocess.run(
+        ["apt-get", "download", package], cwd=cache_dir, capture_output=True, text=True
+    )
+    debs = sorted(cache_dir.glob(f"{package}_*.deb"))
+    if run.returncode != 0 or not debs:
+        raise SourceError(
+            f"`apt-get download {package}` failed ({run.returncode}): {run.stderr.strip()[-300:]}"
+        )
+    subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(unpacked)], check=True)
+    return unpacked
+
+
+def moby_dick_chapters(cache_dir: Path) -> list[Text]:
+    """Moby Dick's chapters (Debian's r-cran-tokenizers ships the Gutenberg text), one Text each,
+    named `mobydick:NNN`."""
+    root = fetch_debian_package(TOKENIZERS_PACKAGE, cache_dir)
+    stem = _find_rdata_named(root, "tokenizers")
+    text = str(read_lazyload(stem)["mobydick"][0])  # type: ignore[index]
+    text = text.replace("\r\n", "\n")
+    end = text.find("End of Project Gutenberg")
+    text = text[: end if end > 0 else len(text)]
+    marks = list(_MOBY_CHAPTER.finditer(text))
+    chapters = []
+    for m, nxt in zip(marks, [*marks[1:], None], strict=True):
+        body = text[m.end() : nxt.start() if nxt else len(text)]
+        paragraphs = [" ".join(p.split()) for p in body.split("\n\n") if len(p.split()) > 3]
+        if paragraphs:
+            chapters.append(Text(name=f"mobydick:{int(m.group(1)):03d}", paragraphs=paragraphs))
+    # The table of contents names every chapter too: keep the last text of each number.
+    return list({t.name: t for t in chapters}.values())
+
+
+def _find_rdata_named(root: Path, package: str) -> Path:
+    for rdx in sorted(root.rglob("Rdata.rdx")):
+        if rdx.parent.name == "data" and rdx.parent.parent.name == package:
+            return rdx.with_suffix("")
+    raise SourceError(f"no {package}/data/Rdata.rdx under {root}")

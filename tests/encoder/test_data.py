@@ -16,7 +16,8 @@ from encoder.data.questions import (
     write_questions,
 )
 from encoder.data.sources import Text, _paragraphs
-from encoder.text import PLACEHOLDER, find_candidates, tokenize
+from encoder.entities import entity_aliases, find_entities
+from encoder.text import PLACEHOLDER, tokenize
 
 STORY = Text(
     name="story",
@@ -36,11 +37,12 @@ def _build(**kw: bool) -> list[Question]:
     options = ClozeOptions(
         window_tokens=60, min_query_tokens=4, max_entities=10, max_questions_per_window=50, **kw
     )
-    return build_questions(STORY, find_candidates(" ".join(STORY.paragraphs)), options, seed=1)
+    return build_questions(STORY, find_entities(" ".join(STORY.paragraphs)), options, seed=1)
 
 
 def test_heuristic_finds_the_names() -> None:
-    assert sorted(find_candidates(" ".join(STORY.paragraphs))) == sorted(NAMES)
+    found = find_entities(" ".join(STORY.paragraphs))
+    assert sorted(e.name for e in found) == sorted(NAMES)
 
 
 @pytest.mark.parametrize("keep", [False, True])
@@ -82,7 +84,7 @@ def test_find_task_blanks_one_off_mentions_too() -> None:
 def test_build_is_deterministic_and_seeded() -> None:
     assert _build() == _build()
     options = ClozeOptions(window_tokens=60, min_query_tokens=4, max_entities=10)
-    other = build_questions(STORY, NAMES, options, seed=2)
+    other = build_questions(STORY, entity_aliases(NAMES, ""), options, seed=2)
     assert [q.answer for q in other] != [q.answer for q in _build()]
 
 
