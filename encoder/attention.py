@@ -13,6 +13,7 @@ A mode answers four questions about the document GRU's states H = (h_1 .. h_n):
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
@@ -87,6 +88,14 @@ class LinearAttention(Attention):
 
     mode: ClassVar[Mode] = "linear"
 
+    def __init__(self, length_norm: str = "n") -> None:
+        super().__init__()
+        self.length_norm = length_norm
+
+    def scale(self, n: Tensor) -> Tensor:
+        """The divisor of C q: n (the paper), or sqrt(n)."""
+        return n.sqrt() if self.length_norm == "sqrt" else n
+
     def features(self, H: Tensor) -> Tensor:
         """The vectors whose outer products make C: f_t = h_t."""
         return H
@@ -99,7 +108,7 @@ class LinearAttention(Attention):
         F = self._masked_features(H, mask)  # (B, n, k)
         n = mask.sum(dim=1, keepdim=True).to(H.dtype)  # (B, 1)
         weights = torch.einsum("bnk,bk->bn", F, q)  # (B, n)
-        return torch.einsum("bnk,bn->bk", F, weights) / n  # (B, k)
+        return torch.einsum("bnk,bn->bk", F, weights) / self.scale(n)  # (B, k)
 
     def read(self, H: Tensor, mask: Tensor) -> list[Tensor | None]:
         F = self._masked_features(H, mask)  # (B, n, k)
@@ -113,7 +122,8 @@ class LinearAttention(Attention):
 
     def lookup(self, memory: Tensor | None, n: int, h_last: Tensor, Q: Tensor) -> Tensor:
         assert memory is not None
-        return Q @ memory.mT / n  # (m, k): row i is C q_i / n
+        divisor = math.sqrt(n) if self.length_norm == "sqrt" else n
+        return Q @ memory.mT / divisor  # (m, k): row i is C q_i / n
 
     def lookup_each(
         self, memories: Sequence[Tensor | None], ns: Tensor, h_last: Tensor, Q: Tensor
@@ -121,7 +131,7 @@ class LinearAttention(Attention):
         # Every C is k×k, so the whole batch is one batched matrix-vector product.
         C = torch.stack([m for m in memories if m is not None])  # (B, k, k)
         assert C.shape[0] == Q.shape[0]
-        return torch.einsum("bkl,bl->bk", C, Q) / ns.unsqueeze(1).to(Q.dtype)  # (B, k)
+        return torch.einsum("bkl,bl->bk", C, Q) / self.scale(ns.unsqueeze(1).to(Q.dtype))
 
 
 class GatedAttention(LinearAttention):
@@ -134,8 +144,8 @@ class GatedAttention(LinearAttention):
 
     mode: ClassVar[Mode] = "gated"
 
-    def __init__(self, hidden_size: int) -> None:
-        super().__init__()
+    def __init__(self, hidden_size: int, length_norm: str = "n") -> None:
+        super().__init__(length_norm)
         self.gate = nn.Linear(hidden_size, hidden_size)
 
     def features(self, H: Tensor) -> Tensor:
@@ -171,13 +181,13 @@ class SoftmaxAttention(Attention):
         return weights @ memory  # (m, k)
 
 
-def build_attention(mode: Mode, hidden_size: int) -> Attention:
+def build_attention(mode: Mode, hidden_size: int, length_norm: str = "n") -> Attention:
     if mode == "none":
         return LastState()
     if mode == "linear":
-        return LinearAttention()
+        return LinearAttention(length_norm)
     if mode == "gated":
-        return GatedAttention(hidden_size)
+        return GatedAttention(hidden_size, length_norm)
     if mode == "softmax":
         return SoftmaxAttention()
     raise ValueError(f"unknown attention mode {mode!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from encoder.state import MODES, Mode
 
@@ -16,6 +17,12 @@ class ReaderConfig:
     max_entities: int = 50  # E output slots: @entity0 .. @entity{E-1}
     dropout: float = 0.2
     pad_id: int = 0
+    # R = C q / n (the paper) or C q / sqrt(n): an evidence term that fades slower with length.
+    length_norm: Literal["n", "sqrt"] = "n"
+    # "slots": W_o scores E fixed slots; "markers": the output is tied to the @entity marker
+    # embeddings (score_e = marker_e · W_p h + b_e), so every slot shares what is learnt.
+    output: Literal["slots", "markers"] = "slots"
+    entity_offset: int = 3  # id of @entity0 in the vocabulary
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -24,5 +31,7 @@ class ReaderConfig:
             raise ValueError(f"pad_id {self.pad_id} outside vocabulary of {self.vocab_size}")
         if min(self.embed_dim, self.hidden_size, self.max_entities) < 1:
             raise ValueError("embed_dim, hidden_size and max_entities must be positive")
+        if self.length_norm not in ("n", "sqrt") or self.output not in ("slots", "markers"):
+            raise ValueError(f"unknown length_norm {self.length_norm!r} or output {self.output!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")

@@ -63,18 +63,30 @@ class Reader(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.doc_gru = nn.GRU(config.embed_dim, k, batch_first=True)
         self.query_gru = nn.GRU(config.embed_dim, k, batch_first=True)
-        self.attention: Attention = build_attention(config.mode, k)
+        self.attention: Attention = build_attention(config.mode, k, config.length_norm)
         self.W_r = nn.Linear(k, k)
         self.W_q = nn.Linear(k, k, bias=False)  # W_r already carries the bias
-        self.W_o = nn.Linear(k, config.max_entities)
+        if config.output == "markers":
+            self.W_p = nn.Linear(k, config.embed_dim, bias=False)
+            self.b_o = nn.Parameter(torch.zeros(config.max_entities))
+        else:
+            self.W_o = nn.Linear(k, config.max_entities)
 
     @property
     def device(self) -> torch.device:
-        return self.W_o.weight.device
+        return self.W_r.weight.device
 
     @property
     def dtype(self) -> torch.dtype:
-        return self.W_o.weight.dtype
+        return self.W_r.weight.dtype
+
+    def _logits(self, hidden: Tensor) -> Tensor:
+        """hidden (B, k) -> (B, E): by slot, or by the markers' own embeddings."""
+        if self.config.output == "slots":
+            return self.W_o(hidden)
+        start = self.config.entity_offset
+        markers = self.embedding.weight[start : start + self.config.max_entities]  # (E, d)
+        return self.W_p(hidden) @ markers.T + self.b_o  # (B, E)
 
     # ---- shared pieces -------------------------------------------------------------------
 
@@ -96,7 +108,7 @@ class Reader(nn.Module):
     def _scores(self, R: Tensor, q: Tensor, candidate_mask: Tensor) -> Tensor:
         """scores = W_o tanh(W_r R + W_q q), non-candidates set very negative (but finite)."""
         hidden = self.dropout(torch.tanh(self.W_r(R) + self.W_q(q)))  # (B, k)
-        logits = self.W_o(hidden)  # (B, E)
+        logits = self._logits(hidden)  # (B, E)
         # Finite, so cross_entropy and argmax stay well defined: half the smallest number of
         # this dtype (float32's at most, so float64 scores survive the cast to float32) leaves
         # room for softmax to subtract the row maximum without overflowing.

@@ -8,7 +8,6 @@ no meaning and the reader has to answer from the text around the markers.
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,11 +22,12 @@ from encoder.checkpoint import save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.data.questions import Question, read_questions
 from encoder.model import Reader, pad_sequences
+from encoder.recipe import ModelShape, Recipe, Stage, check_data
 from encoder.state import Mode
 from encoder.text import entity_index, tokenize
 from encoder.vocab import Vocabulary
 
-RESUME_FORMAT = 1
+RESUME_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class TrainOptions:
     hidden_size: int = 100
     max_entities: int = 50
     dropout: float = 0.2
+    length_norm: str = "n"  # see ReaderConfig
+    output: str = "slots"
     vocab_size: int = 10_000
     min_count: int = 2
     glove: bool = True  # initialise word embeddings from GloVe when it is installed
@@ -104,18 +106,22 @@ def make_batch(data: Encoded, idx: Sequence[int], pad_id: int) -> Batch:
 
 
 def permute_entities(batch: Batch, offset: int, generator: torch.Generator) -> Batch:
-    """Renumber each example's entities by its own random permutation of the slots it uses.
+    """Renumber each example's entities: its used slots go to random slots among all E.
 
-    Permuting among the used slots (not all E) keeps the numbers where serving puts them
-    (an n-entity document uses @entity0..@entity{n-1}), so every slot the service uses is
-    trained often.
+    Drawing from all E slots (not only the used ones) trains every slot, so a long document
+    whose entities fill slots far beyond a training window's can still be answered.
     """
     B, E = batch.candidate_mask.shape
-    perm = torch.arange(E).repeat(B, 1)  # (B, E): old slot -> new slot
+    perm = torch.empty(B, E, dtype=torch.long)  # (B, E): old slot -> new slot
     for b in range(B):
         ids = torch.cat([batch.doc_ids[b], batch.query_ids[b]]) - offset
         used = torch.unique(ids[(ids >= 0) & (ids < E)])
-        perm[b, used] = used[torch.randperm(len(used), generator=generator)]
+        targets = torch.randperm(E, generator=generator)
+        # used slots take the first targets; the rest fill the remaining slots (a permutation).
+        unused = torch.ones(E, dtype=torch.bool)
+        unused[used] = False
+        perm[b, used] = targets[: len(used)]
+        perm[b, unused] = targets[len(used) :]
 
     def remap(ids: Tensor) -> Tensor:
         slot = ids - offset  # (B, L)
@@ -225,7 +231,7 @@ def _init_embeddings(
 
 @dataclass
 class History:
-    epochs: list[dict[str, float]] = field(default_factory=list)
+    epochs: list[dict[str, Any]] = field(default_factory=list)
     best_accuracy: float = -1.0
     best_epoch: int = 0
 
@@ -243,126 +249,162 @@ def _resume_path(out: Path) -> Path:
     return out.with_name(out.name + ".resume")
 
 
+def recipe_of(options: TrainOptions) -> Recipe:
+    """`cheapqa train --data DIR`: one stage over one data set, validated on the same."""
+    return Recipe(
+        stages=(Stage("train", ((options.data_dir, 1.0),), options.epochs, options.lr),),
+        validation=(options.data_dir,),
+        model=ModelShape(
+            embed_dim=options.embed_dim,
+            hidden_size=options.hidden_size,
+            max_entities=options.max_entities,
+            dropout=options.dropout,
+            length_norm=options.length_norm,
+            output=options.output,
+        ),
+        vocab_size=options.vocab_size,
+        min_count=options.min_count,
+        batch_size=options.batch_size,
+        clip=options.clip,
+        seed=options.seed,
+        glove=options.glove,
+        embedding_lr_scale=options.embedding_lr_scale,
+        entity_scale=options.entity_scale,
+        shuffle_entities=options.shuffle_entities,
+        max_validation=10**9,
+        max_train=options.max_train,
+    )
+
+
 def train(
     options: TrainOptions, log: Callable[[str], None] = print, progress: bool | None = None
 ) -> History:
-    """Train, keeping the checkpoint with the best validation accuracy at `options.out`."""
-    if options.threads:
-        torch.set_num_threads(options.threads)
-    torch.manual_seed(options.seed)
-    generator = torch.Generator().manual_seed(options.seed)
-    train_q = list(read_questions(options.data_dir / "train.jsonl"))[: options.max_train]
-    valid_q = list(read_questions(options.data_dir / "validation.jsonl"))
-    vocab = Vocabulary.build(
-        [tokenize(q.document) + tokenize(q.query) for q in train_q],
-        max_entities=options.max_entities,
-        max_size=options.vocab_size,
-        min_count=options.min_count,
+    """Train one stage on one data set (see `train_recipe`)."""
+    return train_recipe(
+        recipe_of(options),
+        options.mode,
+        options.out,
+        log=log,
+        progress=progress,
+        resume=options.resume,
+        threads=options.threads,
     )
-    train_data, valid_data = encode_questions(train_q, vocab), encode_questions(valid_q, vocab)
+
+
+@dataclass
+class _Position:
+    """Where a run stands: stage, epoch within it, batches done of this epoch's order."""
+
+    stage: int = 0
+    epoch: int = 0
+    batch: int = 0
+    order: list[list[int]] = field(default_factory=list)  # this epoch's batches
+    loss: float = 0.0
+    correct: int = 0
+    seen: int = 0
+    started: float = 0.0  # seconds spent on this epoch before the last save
+
+
+def train_recipe(
+    recipe: Recipe,
+    mode: Mode,
+    out: Path,
+    log: Callable[[str], None] = print,
+    progress: bool | None = None,
+    resume: bool = True,
+    threads: int | None = None,
+    save_every_s: float = 300.0,
+) -> History:
+    """Run the recipe's stages in order, keeping at `out` the checkpoint with the best mean
+    validation accuracy. `<out>.resume` is written after every epoch and every `save_every_s`
+    seconds within one, so a stopped run picks up at the batch where it stopped."""
+    if threads:
+        torch.set_num_threads(threads)
+    check_data(recipe)
+    torch.manual_seed(recipe.seed)
+    generator = torch.Generator().manual_seed(recipe.seed)
+    train_sets = {
+        p: list(read_questions(p / "train.jsonl"))[: recipe.max_train] for p in recipe.data_dirs()
+    }
+    valid_sets = {
+        p: list(read_questions(p / "validation.jsonl"))[: recipe.max_validation]
+        for p in recipe.validation
+    }
+    vocab = Vocabulary.build(
+        (tokenize(q.document) + tokenize(q.query) for qs in train_sets.values() for q in qs),
+        max_entities=recipe.model.max_entities,
+        max_size=recipe.vocab_size,
+        min_count=recipe.min_count,
+    )
+    train_data = {p: encode_questions(qs, vocab) for p, qs in train_sets.items()}
+    valid_data = {p: encode_questions(qs, vocab) for p, qs in valid_sets.items()}
+    shape = recipe.model
     config = ReaderConfig(
-        mode=options.mode,
+        mode=mode,
         vocab_size=len(vocab),
-        embed_dim=options.embed_dim,
-        hidden_size=options.hidden_size,
-        max_entities=options.max_entities,
-        dropout=options.dropout,
+        embed_dim=shape.embed_dim,
+        hidden_size=shape.hidden_size,
+        max_entities=shape.max_entities,
+        dropout=shape.dropout,
         pad_id=vocab.pad_id,
+        length_norm=shape.length_norm,  # type: ignore[arg-type]
+        output=shape.output,  # type: ignore[arg-type]
+        entity_offset=vocab.entity_offset,
     )
     model = Reader(config)
     glove_words = _init_embeddings(
-        model,
-        vocab,
-        options.glove,
-        options.entity_scale,
-        torch.Generator().manual_seed(options.seed),
+        model, vocab, recipe.glove, recipe.entity_scale, torch.Generator().manual_seed(recipe.seed)
     )
     embed_params = list(model.embedding.parameters())
     other_params = [p for n, p in model.named_parameters() if not n.startswith("embedding.")]
     groups: list[dict[str, Any]] = [{"params": other_params}]
-    if options.embedding_lr_scale > 0:
-        groups.append({"params": embed_params, "lr": options.lr * options.embedding_lr_scale})
+    if recipe.embedding_lr_scale > 0:
+        groups.append({"params": embed_params, "lr_scale": recipe.embedding_lr_scale})
     else:
         model.embedding.weight.requires_grad_(False)
-    optimizer = torch.optim.Adam(groups, lr=options.lr)
+    optimizer = torch.optim.Adam(groups, lr=recipe.stages[0].lr)
     history = History()
-    start_epoch = 0
-    resume_path = _resume_path(options.out)
-    if options.resume and resume_path.is_file():
+    pos = _Position()
+    resume_path = _resume_path(out)
+    if resume and resume_path.is_file():
         state = torch.load(resume_path, weights_only=True)
         if state["format"] != RESUME_FORMAT or state["config"] != asdict(config):
             raise ValueError(f"{resume_path} was written for another configuration")
+        if _without_epochs(state["recipe"]) != _without_epochs(recipe.as_dict()):
+            # More epochs may be asked for; any other change makes it another run.
+            raise ValueError(f"{resume_path} was written for another recipe")
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         torch.set_rng_state(state["torch_rng"])
         generator.set_state(state["generator"])
         history = History(state["epochs"], state["best_accuracy"], state["best_epoch"])
-        start_epoch = len(history.epochs)
-        log(f"resuming {options.mode} after epoch {start_epoch} from {resume_path}")
+        pos = _Position(**state["position"])
+        log(
+            f"resuming {mode} after epoch {len(history.epochs)} (stage {pos.stage + 1}, "
+            f"epoch {pos.epoch + 1}, batch {pos.batch}) from {resume_path}"
+        )
     log(
-        f"{options.mode}: {len(train_data)} train / {len(valid_data)} validation questions, "
+        f"{mode}: {sum(len(d) for d in train_data.values())} train / "
+        f"{sum(len(d) for d in valid_data.values())} validation questions, "
         f"vocabulary {len(vocab)} ({glove_words} GloVe), "
-        f"{sum(p.numel() for p in model.parameters())} parameters"
+        f"{sum(p.numel() for p in model.parameters())} parameters, "
+        f"{len(recipe.stages)} stages"
     )
     meta_base = {
-        "train_options": {
-            k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()
-        },
-        "train_questions": len(train_data),
-        "validation_questions": len(valid_data),
+        "recipe": recipe.as_dict(),
+        "train_questions": {str(p): len(d) for p, d in train_data.items()},
+        "validation_questions": {str(p): len(d) for p, d in valid_data.items()},
         "glove_words": glove_words,
-        "data": data_meta(options.data_dir),
+        "data": {str(p): data_meta(p) for p in [*recipe.data_dirs(), *recipe.validation]},
     }
-    loss_fn = nn.CrossEntropyLoss()
-    lengths = [len(d) for d in train_data.docs]
-    n_batches = math.ceil(len(train_data) / options.batch_size)
-    for epoch in range(start_epoch, options.epochs):
-        model.train()
-        started = time.perf_counter()
-        total_loss, correct, seen = 0.0, 0, 0
-        bar = _progress(n_batches, f"epoch {epoch + 1}/{options.epochs}", progress)
-        for idx in batches(len(train_data), options.batch_size, lengths, generator):
-            b = make_batch(train_data, idx, vocab.pad_id)
-            if options.shuffle_entities:
-                b = permute_entities(b, vocab.entity_offset, generator)
-            scores = model(b.doc_ids, b.doc_lengths, b.query_ids, b.query_lengths, b.candidate_mask)
-            loss = loss_fn(scores, b.answers)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), options.clip)
-            optimizer.step()
-            total_loss += float(loss.detach()) * len(idx)
-            correct += int((scores.argmax(1) == b.answers).sum())
-            seen += len(idx)
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.3f}")
-        if bar is not None:
-            bar.close()
-        valid_acc = accuracy(model, valid_data)
-        record = {
-            "epoch": epoch + 1,
-            "train_loss": total_loss / max(1, seen),
-            "train_accuracy": correct / max(1, seen),
-            "validation_accuracy": valid_acc,
-            "seconds": time.perf_counter() - started,
-        }
-        history.epochs.append(record)
-        improved = valid_acc > history.best_accuracy
-        if improved:
-            history.best_accuracy, history.best_epoch = valid_acc, epoch + 1
-            meta = {**meta_base, "epoch": epoch + 1, "validation_accuracy": valid_acc}
-            meta["history"] = list(history.epochs)
-            save_checkpoint(options.out, model, vocab, meta)
-        log(
-            f"epoch {epoch + 1}: loss {record['train_loss']:.4f} train acc "
-            f"{record['train_accuracy']:.3f} validation acc {valid_acc:.4f} "
-            f"({record['seconds']:.0f}s){' *best, saved' if improved else ''}"
-        )
+
+    def save_resume() -> None:
+        tmp = resume_path.with_name(resume_path.name + ".tmp")
         torch.save(
             {
                 "format": RESUME_FORMAT,
                 "config": asdict(config),
+                "recipe": recipe.as_dict(),
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
                 "torch_rng": torch.get_rng_state(),
@@ -370,10 +412,123 @@ def train(
                 "epochs": history.epochs,
                 "best_accuracy": history.best_accuracy,
                 "best_epoch": history.best_epoch,
+                "position": asdict(pos),
             },
-            resume_path,
+            tmp,
         )
+        tmp.replace(resume_path)  # a kill mid-write leaves the previous resume file whole
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    loss_fn = nn.CrossEntropyLoss()
+    while pos.stage < len(recipe.stages):
+        stage = recipe.stages[pos.stage]
+        for group in optimizer.param_groups:
+            group["lr"] = stage.lr * group.get("lr_scale", 1.0)
+        while pos.epoch < stage.epochs:
+            data = _concat([train_data[p] for p, _ in stage.data])
+            if not pos.order:
+                pos.order = _epoch_order(stage, train_data, recipe.batch_size, generator)
+            model.train()
+            clock = time.perf_counter()
+            last_save = clock
+            label = f"{stage.name} {pos.epoch + 1}/{stage.epochs}"
+            bar = _progress(len(pos.order), label, progress)
+            if bar is not None:
+                bar.update(pos.batch)
+            while pos.batch < len(pos.order):
+                idx = pos.order[pos.batch]
+                b = make_batch(data, idx, vocab.pad_id)
+                if recipe.shuffle_entities:
+                    b = permute_entities(b, vocab.entity_offset, generator)
+                scores = model(
+                    b.doc_ids, b.doc_lengths, b.query_ids, b.query_lengths, b.candidate_mask
+                )
+                loss = loss_fn(scores, b.answers)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
+                optimizer.step()
+                pos.loss += float(loss.detach()) * len(idx)
+                pos.correct += int((scores.argmax(1) == b.answers).sum())
+                pos.seen += len(idx)
+                pos.batch += 1
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(
+                        loss=f"{pos.loss / pos.seen:.3f}", acc=f"{pos.correct / pos.seen:.3f}"
+                    )
+                if time.perf_counter() - last_save > save_every_s:
+                    pos.started += time.perf_counter() - clock
+                    clock = last_save = time.perf_counter()
+                    save_resume()
+            if bar is not None:
+                bar.close()
+            accuracies = {str(p): accuracy(model, d) for p, d in valid_data.items()}
+            valid_acc = sum(accuracies.values()) / max(1, len(accuracies))
+            record = {
+                "epoch": len(history.epochs) + 1,
+                "stage": stage.name,
+                "train_loss": pos.loss / max(1, pos.seen),
+                "train_accuracy": pos.correct / max(1, pos.seen),
+                "validation_accuracy": valid_acc,
+                "validation": accuracies,
+                "seconds": pos.started + time.perf_counter() - clock,
+            }
+            history.epochs.append(record)
+            improved = valid_acc > history.best_accuracy
+            if improved:
+                history.best_accuracy, history.best_epoch = valid_acc, len(history.epochs)
+                meta = {**meta_base, "epoch": len(history.epochs), "stage": stage.name}
+                meta["validation_accuracy"] = valid_acc
+                meta["validation"] = accuracies
+                meta["history"] = list(history.epochs)
+                save_checkpoint(out, model, vocab, meta)
+            log(
+                f"epoch {record['epoch']} ({label}): loss {record['train_loss']:.4f} train acc "
+                f"{record['train_accuracy']:.3f} validation acc {valid_acc:.4f} "
+                + " ".join(f"{Path(k).name}={v:.3f}" for k, v in accuracies.items())
+                + f" ({record['seconds']:.0f}s){' *best, saved' if improved else ''}"
+            )
+            pos = _Position(stage=pos.stage, epoch=pos.epoch + 1)
+            save_resume()
+        if pos.stage == len(recipe.stages) - 1:
+            break  # stay on the last stage, so asking for more epochs continues it
+        pos = _Position(stage=pos.stage + 1)
+        save_resume()
     return history
+
+
+def _without_epochs(recipe: dict[str, Any]) -> dict[str, Any]:
+    stages = [{k: v for k, v in s.items() if k != "epochs"} for s in recipe["stages"]]
+    return {**recipe, "stages": stages}
+
+
+def _concat(parts: Sequence[Encoded]) -> Encoded:
+    if len(parts) == 1:
+        return parts[0]
+    return Encoded(
+        docs=[d for p in parts for d in p.docs],
+        queries=[q for p in parts for q in p.queries],
+        answers=torch.cat([p.answers for p in parts]),
+        candidates=torch.cat([p.candidates for p in parts]),
+    )
+
+
+def _epoch_order(
+    stage: Stage, train_data: dict[Path, Encoded], batch_size: int, generator: torch.Generator
+) -> list[list[int]]:
+    """Batches of one epoch over the stage's data sets (indices into their concatenation),
+    each set contributing its share, drawn at random."""
+    chosen: list[int] = []
+    offset = 0
+    for path, share in stage.data:
+        n = len(train_data[path])
+        take = min(n, round(n * share))
+        chosen += [offset + i for i in torch.randperm(n, generator=generator)[:take].tolist()]
+        offset += n
+    lengths_all = [len(d) for p, _ in stage.data for d in train_data[p].docs]
+    lengths = [lengths_all[i] for i in chosen]
+    return [[chosen[j] for j in b] for b in batches(len(chosen), batch_size, lengths, generator)]
 
 
 def _progress(total: int, desc: str, enabled: bool | None) -> Any:

@@ -12,9 +12,29 @@ from service.settings import ALL_MODES, Settings
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from encoder.data.questions import DataError
-    from encoder.train import TrainOptions, train
+    from encoder.recipe import RecipeError, load_recipe
+    from encoder.train import TrainOptions, train, train_recipe
 
     out = args.out or Path("runs") / f"{args.mode}.pt"
+    if args.recipe is not None:
+        started = time.perf_counter()
+        try:
+            history = train_recipe(
+                load_recipe(args.recipe),
+                args.mode,
+                out,
+                log=lambda line: print(line, flush=True),
+                resume=args.resume,
+                threads=args.threads,
+            )
+        except (DataError, RecipeError) as e:
+            print(f"error: {e}")
+            return 1
+        print(
+            f"best validation accuracy {history.best_accuracy:.4f} at epoch "
+            f"{history.best_epoch}; checkpoint {out}; {time.perf_counter() - started:.0f}s"
+        )
+        return 0
     options = TrainOptions(
         mode=args.mode,
         data_dir=args.data,
@@ -49,6 +69,13 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser("train", help="train a reader; keeps the best checkpoint (by validation)")
     p.add_argument("--mode", choices=ALL_MODES, required=True)
+    p.add_argument(
+        "--recipe",
+        type=Path,
+        default=None,
+        help="a staged recipe (JSON, e.g. encoder/recipes/reader.json); the other training "
+        "flags are then taken from it",
+    )
     p.add_argument(
         "--data", type=Path, default=Path("data/cloze"), help="folder with train/validation.jsonl"
     )

@@ -10,6 +10,7 @@ import torch
 from encoder.checkpoint import load_checkpoint
 from encoder.data.cloze import ClozeOptions, build_questions
 from encoder.data.questions import write_questions
+from encoder.entities import entity_aliases
 from encoder.evaluate import evaluate
 from encoder.train import TrainOptions, encode_questions, make_batch, permute_entities, train
 from encoder.vocab import Vocabulary
@@ -20,7 +21,8 @@ CLOZE = ClozeOptions(window_tokens=60, min_query_tokens=4, max_entities=8)
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    questions = build_questions(STORY, ["Anna", "Bristol", "Tom", "Clara"], CLOZE, seed=3)
+    names = entity_aliases(["Anna", "Bristol", "Tom", "Clara"], " ".join(STORY.paragraphs))
+    questions = build_questions(STORY, names, CLOZE, seed=3)
     write_questions(tmp_path / "train.jsonl", questions)
     write_questions(tmp_path / "validation.jsonl", questions[:8])
     return tmp_path
@@ -74,7 +76,8 @@ def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
-    questions = build_questions(STORY, ["Anna", "Bristol", "Tom", "Clara"], CLOZE, seed=3)
+    names = entity_aliases(["Anna", "Bristol", "Tom", "Clara"], " ".join(STORY.paragraphs))
+    questions = build_questions(STORY, names, CLOZE, seed=3)
     vocab = Vocabulary.build(
         [q.document.split() + q.query.split() for q in questions], max_entities=8, min_count=1
     )
