@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encoder.state import MODES, Mode
+from encoder.modes import MODES, Mode
 
 
 @dataclass(frozen=True)

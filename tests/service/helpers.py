@@ -11,7 +11,7 @@ import torch
 from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.model import Reader
-from encoder.state import MODES
+from encoder.modes import MODES
 from encoder.text import anonymise_document, anonymise_query
 from encoder.vocab import Vocabulary
 from tests.service.texts import APPENDIX, DOCUMENTS, QUESTIONS

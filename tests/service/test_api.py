@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from encoder.state import MODES
+from encoder.modes import MODES
 from encoder.text import anonymise_document, anonymise_query
 from tests.service.conftest import AppClient, wait_status
 from tests.service.helpers import (

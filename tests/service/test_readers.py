@@ -9,7 +9,7 @@ import pytest
 
 from encoder.checkpoint import save_checkpoint
 from service.answering import query_token_ids
-from service.models import load_models
+from service.readers import load_models
 from service.settings import Settings
 from tests.service.helpers import load
 

@@ -1,5 +1,5 @@
-"""`cheapqa soak`: closed-loop mixed load on a `cheapqa serve` it starts, for a fixed time;
-prints the errors (goal 0) and the server's memory growth (goal under 10%).
+"""The soak (`cheapqa soak`): closed-loop mixed load on a `cheapqa serve` it starts, for a
+fixed time; it reports the errors (goal 0) and the server's memory growth (goal under 10%).
 
 The mix, per ten requests: seven `answers`, one status read, one re-post of a known document
 (idempotent: nothing is enqueued) and one new short document (indexed by the server's
@@ -10,7 +10,6 @@ and taken again at the end. The documents the soak created are deleted afterward
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -19,15 +18,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from service.settings import ALL_MODES, Settings
+from bench.corpus import LoadDocument
+from bench.random_readers import corpus_vocabulary, write_random_checkpoints
+from bench.runner import LoadPlan, Request, answers_requests, client_for, index_documents, run_phase
+from bench.server import serve
+from encoder.modes import Mode
 
-if TYPE_CHECKING:
-    from service.loadtest.corpus import LoadDocument
-    from service.loadtest.runner import Request
-
-DEFAULT_DATA = Path("data/cloze/train.jsonl")
 NEW_DOCUMENT_WORDS = 60
 
 
@@ -105,8 +103,6 @@ def mixed_requests(
     docs: Sequence[LoadDocument], mode: str, run_id: str, top_k: int = 5
 ) -> Callable[[int], Request]:
     """Request i of the mix (see the module docstring)."""
-    from service.loadtest.runner import answers_requests
-
     answers = answers_requests(docs, mode, 1, top_k)
 
     def make(i: int) -> Request:
@@ -137,8 +133,6 @@ async def soak(
     sample_every_s: float = 5.0,
     progress: Any = sys.stderr,
 ) -> SoakReport:
-    from service.loadtest.runner import LoadPlan, client_for, index_documents, run_phase
-
     run_id = f"{int(time.time())}"
     plan = LoadPlan(duration_s=duration_s, max_requests=10**9, concurrency=concurrency, warmup_s=0)
     async with client_for(url, plan, timeout_s=30.0, api_key=None) as client:
@@ -188,85 +182,45 @@ async def soak(
     )
 
 
-def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from service.loadtest.corpus import CorpusError, load_dataset_corpus, load_text_corpus
-    from service.loadtest.runner import LoadError
-    from service.loadtest.server import ServerError, serve
-
-    try:
-        corpus = (
-            load_text_corpus(args.text_file)
-            if args.text_file is not None
-            else load_dataset_corpus(args.data)
-        )
-        docs = corpus.documents(args.documents, args.tokens, prefix="soak-doc")
-    except (CorpusError, ValueError) as exc:
-        hint = "build the data with `cheapqa data build`, or give --text-file"
-        print(f"error: {exc} ({hint})", file=sys.stderr)
-        return 2
+def soak_spawned(
+    docs: Sequence[LoadDocument],
+    mode: Mode,
+    *,
+    duration_s: float,
+    concurrency: int,
+    warmup_s: float,
+    sample_every_s: float,
+    store_url: str,
+    checkpoint_dir: Path | None,
+    progress: Any = sys.stderr,
+) -> SoakReport:
+    """`soak` against a `cheapqa serve` it starts on loopback (with its worker in process,
+    random-init readers unless `checkpoint_dir`), then stops. Raises LoadError, ServerError."""
     with tempfile.TemporaryDirectory(prefix="cheapqa-soak-") as tmp:
         workdir = Path(tmp)
-        checkpoint_dir = args.checkpoint_dir
         if checkpoint_dir is None:
-            from service.loadtest.checkpoints import corpus_vocabulary, write_random_checkpoints
-
             vocab = corpus_vocabulary(d.text for d in docs)
-            checkpoint_dir = write_random_checkpoints(workdir / "checkpoints", [args.mode], vocab)
+            checkpoint_dir = write_random_checkpoints(workdir / "checkpoints", [mode], vocab)
         env = {
             "CHEAPQA_DATA_DIR": str(workdir / "data"),
-            "CHEAPQA_STORE_URL": args.store_url,
+            "CHEAPQA_STORE_URL": store_url,
             "CHEAPQA_KEY_PREFIX": f"cheapqa-soak-{int(time.time())}",
             "CHEAPQA_SERVE_WORKER": "true",
-            "CHEAPQA_MODES": json.dumps([args.mode]),
-            "CHEAPQA_DEFAULT_MODE": args.mode,
+            "CHEAPQA_MODES": json.dumps([mode]),
+            "CHEAPQA_DEFAULT_MODE": mode,
             "CHEAPQA_CHECKPOINT_DIR": str(checkpoint_dir),
         }
-        try:
-            with serve(env, workdir / "server.log") as server:
-                report = asyncio.run(
-                    soak(
-                        server.url,
-                        server.pid,
-                        docs,
-                        args.mode,
-                        args.duration,
-                        args.concurrency,
-                        args.warmup,
-                        args.sample_every,
-                        None if args.quiet else sys.stderr,
-                    )
+        with serve(env, workdir / "server.log") as server:
+            return asyncio.run(
+                soak(
+                    server.url,
+                    server.pid,
+                    docs,
+                    mode,
+                    duration_s,
+                    concurrency,
+                    warmup_s,
+                    sample_every_s,
+                    progress,
                 )
-        except (LoadError, ServerError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-    print(
-        f"{len(docs)} documents of ~{args.tokens} tokens from {corpus.source}; mode {args.mode}; "
-        f"store {args.store_url or 'embedded'}; checkpoints "
-        f"{args.checkpoint_dir or 'random-init, default size'}"
-    )
-    print(report.format())
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n")
-    return 0
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "soak",
-        help="mixed closed-loop load on a server it starts; prints errors and memory growth",
-    )
-    p.add_argument("--duration", type=float, default=60.0, help="seconds of load after warm-up")
-    p.add_argument("--concurrency", type=int, default=64, help="closed-loop clients")
-    p.add_argument("--warmup", type=float, default=5.0, help="seconds before the RSS baseline")
-    p.add_argument("--sample-every", type=float, default=5.0, help="RSS sample interval (s)")
-    p.add_argument("--mode", choices=ALL_MODES, default="linear")
-    p.add_argument("--documents", type=int, default=32, help="documents indexed first")
-    p.add_argument("--tokens", type=int, default=400, help="tokens per document")
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data set JSONL (real text)")
-    p.add_argument("--text-file", type=Path, default=None, help="plain text instead of --data")
-    p.add_argument("--checkpoint-dir", type=Path, default=None, help="default: random-init")
-    p.add_argument("--store-url", default="", help="Redis URL (default: the embedded store)")
-    p.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
-    p.set_defaults(handler=_run)
+            )

@@ -15,7 +15,6 @@ n/k prediction for softmax/linear is about the arithmetic.
 from __future__ import annotations
 
 import itertools
-import json
 import platform
 import statistics
 import time
@@ -27,14 +26,19 @@ from typing import Any
 
 import torch
 
+from bench.common import Goal, write_json
+from bench.corpus import Corpus
+from bench.random_readers import corpus_vocabulary, random_reader
+from encoder.checkpoint import load_checkpoint
 from encoder.model import Reader
-from encoder.state import DocumentState, Mode
+from encoder.modes import Mode
+from encoder.state import DocumentState
 from encoder.text import anonymise_document, tokenize
 from encoder.vocab import Vocabulary
-from service.loadtest.corpus import Corpus
+from service.readers import checkpoint_path
+from service.settings import Settings
 
 DEFAULT_NS = (100, 250, 750, 2000, 5000, 10_000, 20_000, 50_000)
-DEFAULT_MODES: tuple[Mode, ...] = ("linear", "gated", "softmax", "none")
 ENCODE_BATCHES = (1, 4, 16, 64)
 
 
@@ -64,14 +68,6 @@ class QueryEncodeRow:
     batch: int  # questions per encode_queries call
     mean_tokens: float  # question length in tokens
     us_per_query: float
-
-
-@dataclass
-class Goal:
-    text: str
-    target: str
-    measured: float
-    met: bool
 
 
 @dataclass
@@ -314,6 +310,33 @@ def evaluate_goals(bench: LookupBench) -> list[Goal]:
     return goals
 
 
+def load_readers(
+    modes: Sequence[Mode],
+    corpus: Corpus,
+    settings: Settings,
+    *,
+    random_init: bool,
+    largest_n: int,
+) -> tuple[dict[str, Reader], dict[str, Vocabulary], str]:
+    """The readers to time, their vocabularies and where they came from. Random-init readers
+    of the default size (timing does not need trained weights) or the checkpoints the settings
+    name; raises CheckpointError when one cannot be read."""
+    readers: dict[str, Reader] = {}
+    vocabs: dict[str, Vocabulary] = {}
+    if random_init:
+        # A vocabulary of a few thousand real words, as a trained reader's would be.
+        sample = corpus.documents(1, max(largest_n, 100_000), prefix="vocab")[0].text
+        vocab = corpus_vocabulary([sample])
+        for i, mode in enumerate(modes):
+            readers[mode], vocabs[mode] = random_reader(mode, vocab, seed=i), vocab
+        return readers, vocabs, f"random-init, default size (k=100, E=50, vocabulary {len(vocab)})"
+    paths = {mode: checkpoint_path(settings, mode) for mode in modes}
+    for mode, path in paths.items():
+        ckpt = load_checkpoint(path)
+        readers[mode], vocabs[mode] = ckpt.model, ckpt.vocab
+    return readers, vocabs, ", ".join(f"{m}: {p}" for m, p in paths.items())
+
+
 def run_lookup_bench(
     readers: dict[str, Reader],
     vocab_of: Callable[[str], Vocabulary],
@@ -504,7 +527,7 @@ def write_outputs(bench: LookupBench, out_dir: Path) -> list[Path]:
     table, png, data = out_dir / "lookup.md", out_dir / "lookup.png", out_dir / "lookup.json"
     table.write_text(markdown(bench))
     plot(bench, png)
-    data.write_text(json.dumps(bench.to_json(), indent=2) + "\n")
+    write_json(data, bench.to_json())
     return [table, png, data]
 
 

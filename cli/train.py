@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from service.settings import ALL_MODES, Settings
+from encoder.modes import MODES
+from service.settings import Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -48,7 +49,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 def register(sub: Any) -> None:
     p = sub.add_parser("train", help="train a reader; keeps the best checkpoint (by validation)")
-    p.add_argument("--mode", choices=ALL_MODES, required=True)
+    p.add_argument("--mode", choices=MODES, required=True)
     p.add_argument(
         "--data", type=Path, default=Path("data/cloze"), help="folder with train/validation.jsonl"
     )

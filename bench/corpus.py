@@ -126,6 +126,11 @@ def load_dataset_corpus(path: str | Path) -> Corpus:
     return Corpus(passages, anonymised=True, source=str(path))
 
 
+def load_corpus(data: Path, text_file: Path | None) -> Corpus:
+    """A plain text file when one is given, else the built data set at `data`."""
+    return load_dataset_corpus(data) if text_file is None else load_text_corpus(text_file)
+
+
 def load_text_corpus(path: str | Path) -> Corpus:
     """Paragraphs of a plain text file; questions blank out one detected name per sentence."""
     path = Path(path)

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from service.cli import main
-from store.bench import (
+from bench.store import (
     LatencyPlan,
     StoreBenchReport,
     bench_backend,
@@ -14,6 +13,7 @@ from store.bench import (
     measure_sizes,
     size_goals,
 )
+from cli.main import main
 from store.codec import HEADER_BYTES
 from tests.redis_server import free_port
 

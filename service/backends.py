@@ -1,17 +1,16 @@
-"""Opening the store and the ingestion queue that the settings name."""
+"""The store and the ingestion queue that the settings name, for the app and the worker.
+
+Which backend a URL means is the store's rule (`store.factory`); this only passes settings on.
+"""
 
 from __future__ import annotations
 
 from service.ingest.queue import IngestQueue
 from service.settings import Settings
 from store.base import DocumentStore
-from store.factory import open_store
+from store.factory import is_embedded, open_store
 
 EMBEDDED_QUEUE_FILE = "ingest.sqlite3"
-
-
-def uses_embedded_store(settings: Settings) -> bool:
-    return settings.store_url in ("", "embedded")
 
 
 def open_settings_store(settings: Settings) -> DocumentStore:
@@ -27,7 +26,7 @@ def open_settings_store(settings: Settings) -> DocumentStore:
 
 def open_queue(settings: Settings) -> IngestQueue:
     """Redis Stream beside a Redis store; a SQLite queue in data_dir beside the embedded one."""
-    if uses_embedded_store(settings):
+    if is_embedded(settings.store_url):
         from service.ingest.embedded import EmbeddedQueue
 
         return EmbeddedQueue(

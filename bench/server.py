@@ -92,7 +92,7 @@ def serve(
     would cost the server CPU per request."""
     port = free_port()
     full_env = {**os.environ, **env, "CHEAPQA_HOST": LOOPBACK, "CHEAPQA_PORT": str(port)}
-    cmd = [sys.executable, "-m", "service.cli", "serve", "--log-level", "warning"]
+    cmd = [sys.executable, "-m", "cli.main", "serve", "--log-level", "warning"]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, env=full_env, stdout=log, stderr=subprocess.STDOUT)

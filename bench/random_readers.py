@@ -15,7 +15,7 @@ import torch
 from encoder.checkpoint import save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.model import Reader
-from encoder.state import Mode
+from encoder.modes import Mode
 from encoder.text import anonymise_document
 from encoder.vocab import Vocabulary
 

@@ -22,17 +22,21 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from bench.corpus import LoadDocument
+from bench.random_readers import corpus_vocabulary, write_random_checkpoints
+from bench.runner import index_documents
+from encoder.modes import Mode
 from service.answering import answers_body, query_token_ids, rank_answers
 from service.app import create_app
 from service.deps import Runtime
-from service.loadtest.corpus import LoadDocument
-from service.loadtest.runner import index_documents
 from service.schemas import AnswersIn
 from service.settings import Settings
 
@@ -74,6 +78,45 @@ def format_stages(report: StageReport) -> str:
         lines.append(f"{name:<22}{us:>10.1f}{share:>8}")
     lines.append(f"{'whole request (ASGI)':<22}{report.total_us:>10.1f}")
     return "\n".join(lines)
+
+
+def profile_in_temp_dir(
+    settings: Settings,
+    doc: LoadDocument,
+    mode: Mode,
+    queries_per_request: int,
+    repeats: int,
+    *,
+    store_url: str,
+    random_init: bool,
+    checkpoint_dir: Path | None,
+) -> StageReport:
+    """`profile_answers` on an app of its own: a temporary data folder and key prefix, only
+    `mode` loaded, the worker in process; random-init checkpoints when asked."""
+    with tempfile.TemporaryDirectory(prefix="cheapqa-stages-") as tmp:
+        updates: dict[str, Any] = {
+            "data_dir": Path(tmp) / "data",
+            "store_url": store_url,
+            "key_prefix": f"cheapqa-stages-{Path(tmp).name}",
+            "serve_worker": True,
+            "modes": [mode],
+            "default_mode": mode,
+        }
+        if random_init:
+            vocab = corpus_vocabulary([doc.text])
+            updates["checkpoint_dir"] = write_random_checkpoints(
+                Path(tmp) / "checkpoints", [mode], vocab
+            )
+        elif checkpoint_dir is not None:
+            updates["checkpoint_dir"] = checkpoint_dir
+        profile_settings = settings.model_copy(update=updates)
+        report = asyncio.run(
+            profile_answers(profile_settings, doc, mode, queries_per_request, repeats)
+        )
+    report.notes["checkpoints"] = (
+        "random-init, default size" if random_init else str(checkpoint_dir or "shipped")
+    )
+    return report
 
 
 async def profile_answers(

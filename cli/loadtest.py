@@ -1,64 +1,26 @@
-"""`cheapqa loadtest`: drive a running service (--url) or one it starts itself (--spawn)."""
+"""`cheapqa loadtest`: drive a running service (--url) or one it starts itself (--spawn).
+The work is in `bench/runner.py` and `bench/loadtest.py`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import secrets
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from service.settings import ALL_MODES, Settings
-
-DEFAULT_DATA = Path("data/cloze/train.jsonl")
-
-
-def _modes(text: str) -> list[str]:
-    modes = [m.strip() for m in text.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in ALL_MODES]
-    if not modes or unknown:
-        raise argparse.ArgumentTypeError(f"modes must be among {','.join(ALL_MODES)}: {text!r}")
-    return modes
-
-
-def _spawn_env(args: argparse.Namespace, workdir: Path, run_id: str) -> dict[str, str]:
-    env = {
-        "CHEAPQA_DATA_DIR": str(workdir / "data"),
-        "CHEAPQA_STORE_URL": args.store_url or "",
-        "CHEAPQA_MODES": json.dumps(args.modes),
-        "CHEAPQA_DEFAULT_MODE": args.modes[0],
-        "CHEAPQA_MAX_QUERIES": str(max(64, args.queries)),
-    }
-    if args.store_url:
-        # A key prefix of its own, and the worker in the same process (no `cheapqa worker`).
-        env["CHEAPQA_KEY_PREFIX"] = f"cheapqa-loadtest-{run_id}"
-        env["CHEAPQA_SERVE_WORKER"] = "true"
-    if args.checkpoint_dir is not None:
-        env["CHEAPQA_CHECKPOINT_DIR"] = str(args.checkpoint_dir)
-    return env
-
-
-def _forget_redis_keys(url: str, prefix: str) -> None:
-    import redis
-
-    client = redis.Redis.from_url(url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
+from bench.common import DEFAULT_DATA, parse_modes, write_json
+from service.settings import Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from service.loadtest.corpus import CorpusError, load_dataset_corpus, load_text_corpus
-    from service.loadtest.report import format_phases
-    from service.loadtest.runner import LoadError, LoadPlan, run_load
-    from service.loadtest.server import ServerError, serve
+    from bench.corpus import CorpusError, load_corpus
+    from bench.loadtest import load_spawned
+    from bench.report import format_phases
+    from bench.runner import LoadError, LoadPlan, LoadReport, run_load
+    from bench.server import ServerError
 
     if (args.url is None) == (not args.spawn):
         print("error: give exactly one of --url URL and --spawn", file=sys.stderr)
@@ -68,10 +30,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     run_id = f"{int(time.time())}-{secrets.token_hex(3)}"
     try:
-        if args.text_file is not None:
-            corpus = load_text_corpus(args.text_file)
-        else:
-            corpus = load_dataset_corpus(args.data)
+        corpus = load_corpus(args.data, args.text_file)
         docs = corpus.documents(args.documents, args.tokens, prefix=f"lt-{run_id}")
     except (CorpusError, ValueError) as exc:
         hint = "" if args.text_file else " (build it with `cheapqa data build`, or --text-file)"
@@ -85,9 +44,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         warmup_s=args.warmup,
         top_k=args.top_k,
     )
-    progress = None if args.quiet else sys.stderr
 
-    def load(url: str, server_pid: int | None = None) -> Any:
+    def load(url: str, server_pid: int | None = None) -> LoadReport:
         return asyncio.run(
             run_load(
                 url,
@@ -99,42 +57,25 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                 timeout_s=args.timeout,
                 index_timeout_s=args.index_timeout,
                 api_key=args.api_key,
-                progress=progress,
+                progress=None if args.quiet else sys.stderr,
                 server_pid=server_pid,
             )
         )
 
     try:
-        if not args.spawn:
-            report = load(args.url)
+        if args.spawn:
+            report = load_spawned(
+                load,
+                docs,
+                args.modes,
+                args.queries,
+                run_id,
+                store_url=args.store_url or "",
+                checkpoint_dir=args.checkpoint_dir,
+                random_init=args.random_init,
+            )
         else:
-            with tempfile.TemporaryDirectory(prefix="cheapqa-loadtest-") as tmp:
-                workdir = Path(tmp)
-                if args.random_init:
-                    from service.loadtest.checkpoints import (
-                        corpus_vocabulary,
-                        write_random_checkpoints,
-                    )
-
-                    vocab = corpus_vocabulary(d.text for d in docs)
-                    args.checkpoint_dir = write_random_checkpoints(
-                        workdir / "checkpoints", args.modes, vocab
-                    )
-                env = _spawn_env(args, workdir, run_id)
-                try:
-                    with serve(env, workdir / "server.log") as server:
-                        report = load(server.url, server.pid)
-                finally:
-                    if args.store_url:
-                        _forget_redis_keys(args.store_url, env["CHEAPQA_KEY_PREFIX"])
-            report.setup["server"] = "spawned `cheapqa serve` on loopback" + (
-                f", store {args.store_url}" if args.store_url else ", embedded store"
-            )
-            report.setup["checkpoints"] = (
-                "random-init, default size"
-                if args.random_init
-                else str(args.checkpoint_dir or "shipped (encoder/checkpoints)")
-            )
+            report = load(args.url)
     except (LoadError, ServerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -148,9 +89,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     )
     print(format_phases(report.phases))
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n")
-        print(f"wrote {args.json}")
+        print(f"wrote {write_json(args.json, report.to_json())}")
     return 0
 
 
@@ -184,7 +123,7 @@ def register(sub: Any) -> None:
     text.add_argument("--tokens", type=int, default=5000, help="tokens per document (n)")
     text.add_argument("--index-timeout", type=float, default=300.0, help="seconds to index them")
     load = p.add_argument_group("load")
-    load.add_argument("--modes", type=_modes, default=["linear"], help="e.g. linear,softmax")
+    load.add_argument("--modes", type=parse_modes, default=["linear"], help="e.g. linear,softmax")
     load.add_argument("--queries", type=int, default=32, help="queries per request (Q)")
     load.add_argument("--top-k", type=int, default=5)
     load.add_argument("--concurrency", type=int, default=8, help="closed-loop workers (C)")

@@ -20,9 +20,9 @@ from typing import Any, TextIO
 
 import httpx
 
-from service.loadtest.corpus import LoadDocument
-from service.loadtest.report import PhaseResult, Ratio, ratios
-from service.loadtest.server import process_cpu_seconds
+from bench.corpus import LoadDocument
+from bench.report import PhaseResult, Ratio, ratios
+from bench.server import process_cpu_seconds
 
 # (method, path, JSON body already encoded or None)
 Request = tuple[str, str, bytes | None]

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from encoder.modes import MODES
 from service.settings import Settings
 
 
@@ -37,9 +38,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("evaluate", help="accuracy of a checkpoint on a JSONL data set")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--checkpoint", type=Path, help="a checkpoint file")
-    which.add_argument(
-        "--mode", choices=("none", "linear", "gated", "softmax"), help="the shipped checkpoint"
-    )
+    which.add_argument("--mode", choices=MODES, help="the shipped checkpoint")
     p.add_argument("--data", type=Path, required=True, help="a JSONL file of questions")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(handler=_run)

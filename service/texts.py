@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Mapping
 
 from encoder.text import AnonymisedText, anonymise_document
-from service.models import LoadedModel
+from service.readers import LoadedModel
 
 
 def text_hash(text: str) -> str:

@@ -8,15 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.common import percentile
+
 PERCENTILES = (50, 90, 99)
-
-
-def percentile(sorted_values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile of values already sorted; NaN when there are none."""
-    if not sorted_values:
-        return math.nan
-    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
 @dataclass
