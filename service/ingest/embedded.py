@@ -66,9 +66,6 @@ class EmbeddedQueue:
         except sqlite3.Error as exc:
             raise QueueUnavailable(f"ingestion queue unavailable: {exc}") from exc
 
-    async def ping(self) -> None:
-        await self._run(lambda db: db.execute("SELECT 1").fetchone())
-
     async def enqueue(self, job: IngestJob) -> str:
         def insert(db: sqlite3.Connection) -> int:
             cur = db.execute("INSERT INTO entries (job) VALUES (?)", (job.to_json(),))

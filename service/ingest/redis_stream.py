@@ -65,9 +65,6 @@ class RedisStreamQueue:
                 f"ingestion queue unavailable: {type(exc).__name__}: {exc}"
             ) from exc
 
-    async def ping(self) -> None:
-        await self._call(lambda: self._client.ping())
-
     async def enqueue(self, job: IngestJob) -> str:
         entry_id = await self._call(lambda: self._client.xadd(self.stream, {b"job": job.to_json()}))
         return _text(entry_id)
