@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from service.backends import open_queue
 
+from service.backends import open_queue
 from service.ingest import worker as worker_module
 from service.ingest.queue import IngestJob
 from service.ingest.worker import IngestWorker, length_groups
