@@ -11,8 +11,12 @@ RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY encoder ./encoder
+COPY connections ./connections
 COPY store ./store
 COPY service ./service
+# The `cheapqa` command lives in cli/; its bench and loadtest commands need bench/.
+COPY bench ./bench
+COPY cli ./cli
 # torch==2.13.0 is already satisfied by the CPU build, so this adds only the other dependencies.
 RUN pip install .
 

@@ -1,12 +1,11 @@
 """The four attention modes, each behind one small interface.
 
-A mode answers four questions about the document GRU's states H = (h_1 .. h_n):
+A mode answers these questions about the document GRU's states H = (h_1 .. h_n):
 
 - `forward`: the batched training read-out R for query vectors q (padded positions masked);
 - `read`: what to keep of each document (its memory; un-normalised, so it can grow);
 - `append`: how that memory grows when tokens are appended;
-- `lookup`: the read-out R for many query vectors against one kept memory;
-- `lookup_each`: one query vector against each of many memories (batched where shapes allow).
+- `lookup`: the read-out R for many query vectors against one kept memory.
 
 `forward` and `read` + `lookup` compute the same R; the tests hold them to it.
 """
@@ -15,13 +14,12 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
 
-from encoder.state import Mode
+from encoder.modes import Mode
 
 
 class Attention(nn.Module, ABC):
@@ -43,16 +41,6 @@ class Attention(nn.Module, ABC):
     def lookup(self, memory: Tensor | None, n: int, h_last: Tensor, Q: Tensor) -> Tensor:
         """memory of one document of n tokens, h_last (k,), Q (m, k) -> R (m, k)."""
 
-    def lookup_each(
-        self, memories: Sequence[Tensor | None], ns: Tensor, h_last: Tensor, Q: Tensor
-    ) -> Tensor:
-        """Row i of Q against document i: memories (B,), ns (B,), h_last (B, k), Q (B, k) -> R."""
-        rows = [
-            self.lookup(memory, n, h, q.unsqueeze(0))
-            for memory, n, h, q in zip(memories, ns.tolist(), h_last, Q, strict=True)
-        ]
-        return torch.cat(rows)  # (B, k)
-
 
 class LastState(Attention):
     """Baseline without attention: R = h_n. Keeps nothing but the last GRU state."""
@@ -70,11 +58,6 @@ class LastState(Attention):
 
     def lookup(self, memory: Tensor | None, n: int, h_last: Tensor, Q: Tensor) -> Tensor:
         return h_last.expand_as(Q)  # (m, k)
-
-    def lookup_each(
-        self, memories: Sequence[Tensor | None], ns: Tensor, h_last: Tensor, Q: Tensor
-    ) -> Tensor:
-        return h_last  # (B, k)
 
 
 class LinearAttention(Attention):
@@ -124,14 +107,6 @@ class LinearAttention(Attention):
         assert memory is not None
         divisor = math.sqrt(n) if self.length_norm == "sqrt" else n
         return Q @ memory.mT / divisor  # (m, k): row i is C q_i / n
-
-    def lookup_each(
-        self, memories: Sequence[Tensor | None], ns: Tensor, h_last: Tensor, Q: Tensor
-    ) -> Tensor:
-        # Every C is k×k, so the whole batch is one batched matrix-vector product.
-        C = torch.stack([m for m in memories if m is not None])  # (B, k, k)
-        assert C.shape[0] == Q.shape[0]
-        return torch.einsum("bkl,bl->bk", C, Q) / self.scale(ns.unsqueeze(1).to(Q.dtype))
 
 
 class GatedAttention(LinearAttention):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from encoder.state import MODES, Mode
+from encoder.modes import MODES, Mode
 
 
 @dataclass(frozen=True)

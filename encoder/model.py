@@ -233,22 +233,3 @@ class Reader(nn.Module):
         with self._serving():
             scores = self._score(R, query_vectors, candidate_mask)  # (m, E)
         return _to_cpu_float32(scores)
-
-    def answer(
-        self, states: Sequence[DocumentState], query_vectors: Tensor, candidate_mask: Tensor
-    ) -> Tensor:
-        """One question per document: states (B,), Q (B, k), candidate_mask (B, E) -> (B, E)."""
-        if len(states) != query_vectors.shape[0]:
-            raise ValueError(f"{len(states)} states but {query_vectors.shape[0]} query vectors")
-        if len(states) == 0:
-            return torch.empty(0, self.config.max_entities)
-        for state in states:
-            self._check_mode(state)
-        with self._serving():
-            memories = [None if s.memory is None else self._state_tensor(s.memory) for s in states]
-            ns = torch.tensor([s.n for s in states], device=self.device)  # (B,)
-            h_last = self._state_tensor(torch.stack([s.last_hidden for s in states]))  # (B, k)
-            Q = self._state_tensor(query_vectors)  # (B, k)
-            R = self.attention.lookup_each(memories, ns, h_last, Q)  # (B, k)
-            scores = self._score(R, query_vectors, candidate_mask)  # (B, E)
-        return _to_cpu_float32(scores)

@@ -14,12 +14,10 @@ the division by n happens at lookup time. `last_hidden` lets `extend` continue t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
-Mode = Literal["none", "linear", "gated", "softmax"]
-MODES: tuple[Mode, ...] = ("none", "linear", "gated", "softmax")
+from encoder.modes import Mode
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from encoder.checkpoint import save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.data.questions import Question, read_questions
 from encoder.model import Reader, pad_sequences
+from encoder.modes import Mode
 from encoder.recipe import ModelShape, Recipe, Stage, check_data
-from encoder.state import Mode
 from encoder.text import entity_index, tokenize
 from encoder.vocab import Vocabulary
 

@@ -9,14 +9,27 @@ answers = top_k of softmax(scores) over those entities, mapped back to names
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 
+from encoder.anonymise import anonymise_query
 from encoder.state import DocumentState
-from encoder.text import anonymise_query, cut_around_placeholder
-from service.models import LoadedModel
-from service.schemas import Answer, AnswersOut, QueryAnswers
+from encoder.text import cut_around_placeholder
+from service.batcher import QueryBatcher
+from service.errors import BadRequest, TooLarge
+from service.indexing import indexed_record, require_current
+from service.metrics import Metrics
+from service.readers import LoadedModel
+from service.schemas import Answer, AnswersIn, AnswersOut, QueryAnswers
+from service.settings import Settings
+from store.base import DocumentStore
+
+# States up to this many numbers are looked up on the event loop (k = 256 gives 65,536).
+INLINE_LOOKUP_MAX_NUMBERS = 65_536
 
 
 @dataclass(frozen=True)
@@ -53,11 +66,10 @@ def rank_answers(
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread)."""
     mask = candidate_mask(Q.shape[0], n_entities, model.max_entities)  # (m, E)
-    with torch.inference_mode():
-        R = model.reader.lookup(state, Q)  # (m, k)
-        scores = model.reader.score(R, Q, mask)  # (m, E)
-        probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
-        top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
+    R = model.reader.lookup(state, Q)  # (m, k)
+    scores = model.reader.score(R, Q, mask)  # (m, E)
+    probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
+    top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
     return RankedAnswers(slots=top.indices.tolist(), scores=top.values.tolist())
 
 
@@ -81,3 +93,60 @@ def answers_body(
         for query, slots, scores in zip(queries, ranked.slots, ranked.scores, strict=True)
     ]
     return AnswersOut(id=doc_id, mode=mode, model_id=model_id, results=results)
+
+
+def _check_request(body: AnswersIn, settings: Settings) -> None:
+    if len(body.queries) > settings.max_queries:
+        raise TooLarge(
+            f"at most {settings.max_queries} queries per request, got {len(body.queries)}",
+            {"max_queries": settings.max_queries},
+            code="too_many_queries",
+        )
+    if body.top_k > settings.max_top_k:
+        raise BadRequest(
+            f"top_k is at most {settings.max_top_k}",
+            {"max_top_k": settings.max_top_k},
+            code="top_k_too_large",
+        )
+
+
+async def answer_queries(
+    doc_id: str,
+    body: AnswersIn,
+    settings: Settings,
+    store: DocumentStore,
+    models: Mapping[str, LoadedModel],
+    batcher: QueryBatcher,
+    metrics: Metrics,
+) -> AnswersOut:
+    """The questions' best answers among the document's entities, from its state of the
+    requested mode; 409 unless that state was built by the loaded model."""
+    _check_request(body, settings)
+    mode = body.mode or settings.default_mode
+    model = models.get(mode)
+    if model is None:
+        raise BadRequest(
+            f"mode {mode!r} is not loaded", {"loaded": sorted(models)}, code="mode_not_loaded"
+        )
+    record = await indexed_record(store, doc_id, modes=(mode,))
+    require_current(record, models, (mode,))
+    state = record.states[mode]
+    try:
+        query_ids = query_token_ids(model, body.queries, record.entities)
+    except ValueError as exc:
+        raise BadRequest(str(exc), code="bad_query") from exc
+    n_entities = len(record.entities)
+    if n_entities == 0:
+        results = [QueryAnswers(query=q, answers=[]) for q in body.queries]
+        return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)
+
+    Q = await batcher.encode(model, query_ids)  # (m, k)
+    start = time.perf_counter()
+    if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
+        # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
+        ranked = await asyncio.to_thread(rank_answers, model, state, Q, n_entities, body.top_k)
+    else:
+        # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
+        ranked = rank_answers(model, state, Q, n_entities, body.top_k)
+    metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
+    return answers_body(doc_id, mode, model.model_id, body.queries, record.entities, ranked)

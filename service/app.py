@@ -16,18 +16,19 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.backends import open_queue, open_settings_store
 from service.batcher import QueryBatcher
 from service.bounded_store import BoundedStore
 from service.deps import Runtime
 from service.errors import install_error_handlers
-from service.ingest.factory import open_queue, open_settings_store, uses_embedded_store
 from service.ingest.queue import IngestQueue
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
-from service.models import load_models
+from service.readers import load_models
 from service.routers import answers, documents, health
 from service.settings import Settings
 from store.base import DocumentStore
+from store.factory import is_embedded
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class LatencyMiddleware:
 def runs_worker(settings: Settings) -> bool:
     if settings.serve_worker is not None:
         return settings.serve_worker
-    return uses_embedded_store(settings)
+    return is_embedded(settings.store_url)
 
 
 async def _load_models_then_start_worker(
@@ -98,7 +99,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Requests answer within redis_timeout_s even when Redis hangs. The worker keeps the
     # plain store: writing a large state may rightly take longer.
     runtime.store = (
-        store if uses_embedded_store(settings) else BoundedStore(store, settings.redis_timeout_s)
+        store if is_embedded(settings.store_url) else BoundedStore(store, settings.redis_timeout_s)
     )
     runtime.batcher = QueryBatcher(
         settings.query_max_batch,
@@ -143,3 +144,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.add_middleware(LatencyMiddleware, metrics=runtime.metrics)
     return app
+
+
+def serve(settings: Settings, log_level: str = "info") -> None:
+    """Serves the API until SIGTERM or SIGINT (`cheapqa serve`)."""
+    import uvicorn
+
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level,
+        # SIGTERM: stop accepting, finish requests, then the lifespan lets the worker finish
+        # its batch.
+        timeout_graceful_shutdown=30,
+    )

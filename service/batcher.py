@@ -17,7 +17,7 @@ import torch
 
 from service.errors import Overloaded, Unavailable
 from service.metrics import Metrics
-from service.models import LoadedModel
+from service.readers import LoadedModel
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,6 @@ def _encode_group(jobs: list[_Job]) -> list[torch.Tensor]:
     """Runs one mode's query GRU once over every question of the jobs; splits per job."""
     model = jobs[0].model
     flat = [q for job in jobs for q in job.queries]
-    with torch.inference_mode():
-        Q = model.reader.encode_queries(flat)  # (sum m, k)
+    Q = model.reader.encode_queries(flat)  # (sum m, k)
     sizes = [len(job.queries) for job in jobs]
     return [part.clone() for part in torch.split(Q, sizes)]

@@ -12,7 +12,7 @@ from service.batcher import QueryBatcher
 from service.errors import Unavailable
 from service.ingest.queue import IngestQueue
 from service.metrics import Metrics
-from service.models import LoadedModel
+from service.readers import LoadedModel
 from service.settings import Settings
 from store.base import DocumentStore
 

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from service.ingest.queue import QueueUnavailable
 from store.errors import StoreError, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,10 @@ def install_error_handlers(app: FastAPI) -> None:
         log.exception("store error", exc_info=exc)
         return error_response(500, "store_error", str(exc))
 
+    async def on_queue_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        message = str(exc) or "ingestion queue unavailable"
+        return error_response(503, "queue_unavailable", message, None, {"Retry-After": "1"})
+
     async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         return error_response(422, "validation_error", "request validation failed", exc.errors())
@@ -177,6 +182,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     app.add_exception_handler(ServiceError, on_service_error)
     app.add_exception_handler(StoreError, on_store_error)
+    app.add_exception_handler(QueueUnavailable, on_queue_unavailable)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)

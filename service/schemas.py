@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field
 
-from encoder.state import Mode
-from store.record import Status
+from encoder.modes import Mode
+from store.record import DOC_ID_PATTERN, MAX_DOC_ID_CHARS, Status
 
-# Ids end up in URLs and store keys: keep them plain.
+# The store's id rule, for ids in bodies and in paths.
 DocumentId = Annotated[
-    str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    str, Field(min_length=1, max_length=MAX_DOC_ID_CHARS, pattern=DOC_ID_PATTERN)
+]
+DocumentIdPath = Annotated[
+    str, Path(min_length=1, max_length=MAX_DOC_ID_CHARS, pattern=DOC_ID_PATTERN)
 ]
 
 

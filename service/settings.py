@@ -11,8 +11,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-Mode = Literal["none", "linear", "gated", "softmax"]
-ALL_MODES: tuple[Mode, ...] = ("none", "linear", "gated", "softmax")
+from encoder.modes import MODES, Mode
 
 
 class Settings(BaseSettings):
@@ -29,7 +28,7 @@ class Settings(BaseSettings):
     redis_timeout_s: float = Field(default=2.0, gt=0, description="Socket timeout for Redis calls.")
 
     # --- models ---
-    modes: list[Mode] = Field(default_factory=lambda: list(ALL_MODES))
+    modes: list[Mode] = Field(default_factory=lambda: list(MODES))
     default_mode: Mode = "linear"
     checkpoint_dir: Path | None = Field(
         default=None, description="Folder with <mode>.pt checkpoints; None means the shipped ones."

@@ -6,12 +6,11 @@ import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
-from encoder.state import MODES, DocumentState
+from encoder.modes import MODES
+from encoder.state import DocumentState
 from store.codec import Dtype, decode_state, encode_state
 from store.errors import StateCodecError
-from store.record import DocumentRecord
-
-MAX_ID_CHARS = 512
+from store.record import DocumentRecord, check_doc_id
 
 
 class DocumentStore(Protocol):
@@ -42,11 +41,6 @@ class DocumentStore(Protocol):
         ...
 
     async def close(self) -> None: ...
-
-
-def check_doc_id(doc_id: str) -> None:
-    if not doc_id or len(doc_id) > MAX_ID_CHARS:
-        raise ValueError(f"document id must have 1 to {MAX_ID_CHARS} characters")
 
 
 def wanted_modes(modes: Collection[str] | None) -> tuple[str, ...]:

@@ -28,7 +28,8 @@ from typing import Literal
 import numpy as np
 import torch
 
-from encoder.state import MODES, DocumentState, Mode
+from encoder.modes import MEMORY, MODES, Mode, memory_shape
+from encoder.state import DocumentState
 from store.errors import StateCodecError
 
 Dtype = Literal["float32", "float16"]
@@ -58,16 +59,6 @@ def _upper_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(k)
 
 
-def pack_upper(matrix: torch.Tensor) -> torch.Tensor:
-    """The upper triangle (diagonal included) of a (k, k) matrix, row by row: k(k+1)/2 values."""
-    return torch.from_numpy(_pack_upper(matrix.detach().cpu().numpy()))
-
-
-def unpack_upper(packed: torch.Tensor, k: int) -> torch.Tensor:
-    """The full symmetric (k, k) matrix whose upper triangle is `packed`."""
-    return torch.from_numpy(_unpack_upper(packed.detach().cpu().numpy(), k))
-
-
 # The codec works in numpy: on small arrays torch's per-op overhead (and its thread pool on a
 # busy machine) costs milliseconds where numpy costs microseconds.
 def _pack_upper(matrix: np.ndarray) -> np.ndarray:
@@ -83,19 +74,14 @@ def _unpack_upper(packed: np.ndarray, k: int) -> np.ndarray:
     return matrix
 
 
-def payload_values(mode: str, k: int, n: int) -> int:
-    """How many floats follow the model id, last_hidden included."""
-    if mode in ("linear", "gated"):
+def payload_values(mode: Mode, k: int, n: int) -> int:
+    """How many floats follow the model id, last_hidden included (C: its packed triangle)."""
+    kept = MEMORY[mode]
+    if kept == "C":
         return k + k * (k + 1) // 2
-    if mode == "softmax":
+    if kept == "H":
         return k + n * k
     return k
-
-
-def encoded_size(mode: str, k: int, n: int, dtype: Dtype, model_id: str) -> int:
-    """Bytes that encode_state returns for such a state, without building one."""
-    item = _NUMPY_DTYPE[dtype].itemsize
-    return HEADER_BYTES + len(model_id.encode()) + payload_values(mode, k, n) * item
 
 
 def _as_float32(tensor: torch.Tensor) -> np.ndarray:
@@ -104,20 +90,18 @@ def _as_float32(tensor: torch.Tensor) -> np.ndarray:
 
 def _memory_values(state: DocumentState) -> np.ndarray:
     """The memory as the flat float32 vector that is stored, after checking its shape."""
-    k = state.k
-    if state.mode == "none":
+    kept, shape = MEMORY[state.mode], memory_shape(state.mode, state.k, state.n)
+    if shape is None:
         if state.memory is not None:
-            raise StateCodecError("mode 'none' keeps no memory")
+            raise StateCodecError(f"mode {state.mode!r} keeps no memory")
         return np.zeros(0, dtype=np.float32)
     if state.memory is None:
         raise StateCodecError(f"mode {state.mode!r} needs a memory tensor")
     memory = _as_float32(state.memory)
-    if state.mode == "softmax":
-        if memory.shape != (state.n, k):
-            raise StateCodecError(f"softmax H must be (n, k) = {(state.n, k)}, got {memory.shape}")
+    if memory.shape != shape:
+        raise StateCodecError(f"{state.mode} {kept} must be {shape}, got {memory.shape}")
+    if kept == "H":
         return memory.reshape(-1)
-    if memory.shape != (k, k):
-        raise StateCodecError(f"{state.mode} C must be (k, k) = {(k, k)}, got {memory.shape}")
     with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf are refused just after
         scale = float(np.abs(memory).max())
         if float(np.abs(memory - memory.T).max()) > _SYMMETRY_TOLERANCE * max(scale, 1.0):
@@ -199,12 +183,10 @@ def decode_state(data: bytes) -> DecodedState:
     flat = values.astype(np.float32)  # a writable copy, whatever the stored dtype
     hidden = torch.from_numpy(flat[:k])
     rest = flat[k:] * np.float32(2.0**exponent) if exponent else flat[k:]
-    memory: torch.Tensor | None
-    if mode == "none":
-        memory = None
-    elif mode == "softmax":
+    memory: torch.Tensor | None = None
+    if MEMORY[mode] == "H":
         memory = torch.from_numpy(rest.reshape(n, k))
-    else:
+    elif MEMORY[mode] == "C":
         memory = torch.from_numpy(_unpack_upper(rest, k))
     state = DocumentState(mode=mode, n=n, last_hidden=hidden, memory=memory)
     return DecodedState(state=state, model_id=model_id, dtype=dtype)

@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from store.base import check_doc_id, encode_states, wanted_modes, with_states
+from connections.sqlite import write_transaction
+from store.base import encode_states, wanted_modes, with_states
 from store.codec import Dtype
 from store.errors import StoreError, StoreUnavailable
-from store.record import DocumentRecord, meta_from_json, meta_to_json, now
+from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
 
 T = TypeVar("T")
 
@@ -148,7 +149,7 @@ class SqliteDocumentStore:
     def _write(
         self, record: DocumentRecord, meta: str, blobs: dict[str, bytes], expect: str | None
     ) -> bool:
-        with self._write_lock, _transaction(self._writer) as conn:
+        with self._write_lock, write_transaction(self._writer) as conn:
             if expect is not None:
                 row = conn.execute(
                     "SELECT text_hash FROM documents WHERE id = ?", (record.id,)
@@ -172,7 +173,7 @@ class SqliteDocumentStore:
         check_doc_id(doc_id)
 
         def delete() -> bool:
-            with self._write_lock, _transaction(self._writer) as conn:
+            with self._write_lock, write_transaction(self._writer) as conn:
                 conn.execute("DELETE FROM states WHERE doc_id = ?", (doc_id,))
                 return conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,)).rowcount > 0
 
@@ -195,18 +196,6 @@ class SqliteDocumentStore:
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
-
-
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    # IMMEDIATE takes the write lock at once, so two writers never deadlock upgrading a read.
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 @contextmanager

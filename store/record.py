@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from encoder.state import DocumentState
+
+# The one rule for document ids: they end up in URLs and store keys, so they stay plain.
+# The API validates bodies and paths with it; the store refuses anything else.
+DOC_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+MAX_DOC_ID_CHARS = 128
+_DOC_ID = re.compile(DOC_ID_PATTERN)
+
+
+def check_doc_id(doc_id: str) -> None:
+    if len(doc_id) > MAX_DOC_ID_CHARS or not _DOC_ID.fullmatch(doc_id):
+        raise ValueError(
+            f"document id must be 1 to {MAX_DOC_ID_CHARS} letters, digits or ._:- "
+            f"(starting with a letter or digit), got {doc_id[: MAX_DOC_ID_CHARS + 1]!r}"
+        )
 
 
 class Status(StrEnum):

@@ -3,7 +3,8 @@
 Keys: `{prefix}:doc:{<id>}:meta` (JSON) and `{prefix}:doc:{<id>}:state:<mode>` (codec bytes).
 `{<id>}` is a Redis Cluster hash tag, so all of one document's keys share a slot: the atomic
 write (one Lua script) and the read (one MGET) touch a single slot and work on a cluster.
-The id inside the tag is percent-encoded, so a `}` or `:` in an id cannot end the tag early.
+The id inside the tag is percent-encoded: the id rule (store/record.py) admits `:`, and
+encoding keeps any id from ending the tag or faking a key suffix.
 """
 
 from __future__ import annotations
@@ -13,15 +14,14 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 from urllib.parse import quote
 
-import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from encoder.state import MODES
-from store.base import check_doc_id, encode_states, wanted_modes, with_states
+from connections.redis_client import RedisClient
+from encoder.modes import MODES
+from store.base import encode_states, wanted_modes, with_states
 from store.codec import Dtype
 from store.errors import StoreUnavailable
-from store.record import DocumentRecord, meta_from_json, meta_to_json, now
+from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
 
 # KEYS: meta, then one state key per mode in MODES order.
 # ARGV: check flag ("1" or "0"), expected text hash, meta JSON, then one value per mode
@@ -44,8 +44,6 @@ for i = 2, #KEYS do
 end
 return 1
 """
-
-RedisClient = aioredis.Redis | RedisCluster
 
 
 class RedisDocumentStore:

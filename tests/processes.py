@@ -17,7 +17,7 @@ class Process:
         self.log = log
         self._log_file = log.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", *args],
+            [sys.executable, "-m", "cli.main", *args],
             cwd=ROOT,
             # The test's settings only: no CHEAPQA_* variable of the caller leaks in.
             env={**{k: v for k, v in os.environ.items() if not k.startswith("CHEAPQA_")}, **env},

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from service.errors import Unavailable
-from service.ingest.queue import Delivery, IngestJob
+from connections.sqlite import write_transaction
+from service.ingest.queue import Delivery, IngestJob, QueueUnavailable
 
 T = TypeVar("T")
 
@@ -64,12 +64,7 @@ class EmbeddedQueue:
         try:
             return await asyncio.to_thread(locked)
         except sqlite3.Error as exc:
-            raise Unavailable(
-                f"ingestion queue unavailable: {exc}", code="queue_unavailable"
-            ) from exc
-
-    async def ping(self) -> None:
-        await self._run(lambda db: db.execute("SELECT 1").fetchone())
+            raise QueueUnavailable(f"ingestion queue unavailable: {exc}") from exc
 
     async def enqueue(self, job: IngestJob) -> str:
         def insert(db: sqlite3.Connection) -> int:
@@ -82,8 +77,7 @@ class EmbeddedQueue:
 
     def _lease(self, db: sqlite3.Connection, consumer: str, count: int) -> list[Delivery]:
         now = time.time()
-        db.execute("BEGIN IMMEDIATE")  # one reader at a time, across processes too
-        try:
+        with write_transaction(db):  # one reader at a time, across processes too
             rows = db.execute(
                 "SELECT id, job, deliveries FROM entries WHERE lease_until <= ? "
                 "ORDER BY id LIMIT ?",
@@ -94,10 +88,6 @@ class EmbeddedQueue:
                 "WHERE id = ?",
                 [(now + self.claim_idle_s, consumer, row[0]) for row in rows],
             )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return [Delivery(str(rid), IngestJob.from_json(job), int(n) + 1) for rid, job, n in rows]
 
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
@@ -117,8 +107,7 @@ class EmbeddedQueue:
 
     async def dead_letter(self, delivery: Delivery, error: str) -> None:
         def move(db: sqlite3.Connection) -> None:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with write_transaction(db):
                 db.execute(
                     "INSERT INTO dead_letters (entry_id, doc_id, deliveries, error, job, at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -132,10 +121,6 @@ class EmbeddedQueue:
                     ),
                 )
                 db.execute("DELETE FROM entries WHERE id = ?", (int(delivery.entry_id),))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
         await self._run(move)
 

@@ -13,6 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 
+class QueueUnavailable(Exception):
+    """The queue's backend cannot be reached or failed the call (the API answers 503)."""
+
+
 @dataclass(frozen=True)
 class IngestJob:
     doc_id: str
@@ -43,7 +47,7 @@ class Delivery:
 
 class IngestQueue(Protocol):
     async def enqueue(self, job: IngestJob) -> str:
-        """Adds a job; returns its entry id. Raises Unavailable when the backend is down."""
+        """Adds a job; returns its entry id. Raises QueueUnavailable when the backend is down."""
         ...
 
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:

@@ -6,7 +6,7 @@
     ack          XACK + XDEL (the stream only holds work not yet done)
     dead_letter  XADD <prefix>:ingest:dead, then XACK + XDEL
 
-Every call is bounded by `timeout_s` and any Redis failure becomes Unavailable (503), so a
+Every call is bounded by `timeout_s` and any Redis failure becomes QueueUnavailable (503), so a
 Redis outage never hangs a request; the client reconnects by itself once Redis is back.
 """
 
@@ -19,10 +19,8 @@ from typing import Any, TypeVar
 
 from redis.exceptions import RedisError, ResponseError
 
-from service.errors import Unavailable
-from service.ingest.queue import Delivery, IngestJob
-from store.factory import redis_client
-from store.redis_store import RedisClient
+from connections.redis_client import RedisClient, redis_client
+from service.ingest.queue import Delivery, IngestJob, QueueUnavailable
 
 T = TypeVar("T")
 
@@ -63,13 +61,9 @@ class RedisStreamQueue:
             async with asyncio.timeout(timeout_s or self.timeout_s):
                 return await fn()
         except (RedisError, OSError, TimeoutError) as exc:
-            raise Unavailable(
-                f"ingestion queue unavailable: {type(exc).__name__}: {exc}",
-                code="queue_unavailable",
+            raise QueueUnavailable(
+                f"ingestion queue unavailable: {type(exc).__name__}: {exc}"
             ) from exc
-
-    async def ping(self) -> None:
-        await self._call(lambda: self._client.ping())
 
     async def enqueue(self, job: IngestJob) -> str:
         entry_id = await self._call(lambda: self._client.xadd(self.stream, {b"job": job.to_json()}))
@@ -83,7 +77,7 @@ class RedisStreamQueue:
             await self._call(
                 lambda: self._client.xgroup_create(self.stream, GROUP, id="0", mkstream=True)
             )
-        except Unavailable as exc:
+        except QueueUnavailable as exc:
             cause = exc.__cause__
             if not (isinstance(cause, ResponseError) and "BUSYGROUP" in str(cause)):
                 raise
@@ -92,7 +86,7 @@ class RedisStreamQueue:
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
         try:
             return await self._read(consumer, count, block_ms)
-        except Unavailable as exc:
+        except QueueUnavailable as exc:
             # A Redis restarted without its data lost the group too: make it again next time.
             if isinstance(exc.__cause__, ResponseError) and "NOGROUP" in str(exc.__cause__):
                 self._group_ready = False

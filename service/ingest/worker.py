@@ -18,21 +18,21 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import socket
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import torch
-
 from encoder.state import DocumentState
-from service.documents import anonymise
-from service.errors import ServiceError
-from service.ingest.queue import Delivery, IngestQueue
+from service.backends import open_queue, open_settings_store
+from service.indexing import is_current
+from service.ingest.queue import Delivery, IngestQueue, QueueUnavailable
 from service.metrics import Metrics
-from service.models import LoadedModel
+from service.readers import LoadedModel, load_models
 from service.settings import Settings
+from service.texts import anonymise
 from store.base import DocumentStore
 from store.errors import StoreError
 from store.record import DocumentRecord, Status
@@ -77,11 +77,10 @@ def encode_group(
     models: Mapping[str, LoadedModel], token_lists: Sequence[list[str]]
 ) -> dict[str, list[DocumentState]]:
     """Every mode's states for a group of documents (blocking: run it in a thread)."""
-    out: dict[str, list[DocumentState]] = {}
-    with torch.inference_mode():
-        for mode, model in models.items():
-            out[mode] = model.reader.encode_documents([model.token_ids(t) for t in token_lists])
-    return out
+    return {
+        mode: model.reader.encode_documents([model.token_ids(t) for t in token_lists])
+        for mode, model in models.items()
+    }
 
 
 class IngestWorker:
@@ -111,7 +110,7 @@ class IngestWorker:
                 )
                 if deliveries:
                     await self.process(deliveries)
-            except (ServiceError, StoreError) as exc:
+            except (QueueUnavailable, StoreError) as exc:
                 # The queue or the store is down: wait, then try again; nothing is lost,
                 # un-acked entries are delivered again.
                 log.warning("worker %s: %s", self.consumer, exc)
@@ -142,7 +141,7 @@ class IngestWorker:
         for d, meta in zip(live, metas, strict=True):
             if meta is None or meta.text_hash != d.job.text_hash:
                 done.append(d.entry_id)  # deleted or re-posted since: this entry is stale
-            elif meta.status == Status.INDEXED and self._built_by_loaded_models(meta):
+            elif meta.status == Status.INDEXED and is_current(meta, self.models):
                 done.append(d.entry_id)  # a redelivery after the write
             else:
                 todo.append((d, meta.created_at))
@@ -171,9 +170,6 @@ class IngestWorker:
                 continue
             out.append(_Doc(d, anon.tokens, anon.entities, created_at))
         return out
-
-    def _built_by_loaded_models(self, meta: DocumentRecord) -> bool:
-        return all(meta.model_ids.get(mode) == m.model_id for mode, m in self.models.items())
 
     async def _index_group(self, group: list[_Doc]) -> list[str]:
         """Encodes and writes a group; returns the entry ids to ack."""
@@ -240,3 +236,26 @@ class IngestWorker:
         if self.metrics is not None:
             self.metrics.documents_failed.inc()
         log.error("document %s dead-lettered: %s", job.doc_id, error)
+
+
+async def run_worker(settings: Settings, metrics_port: int | None = None) -> None:
+    """A worker process (`cheapqa worker`): indexes queued documents until SIGTERM or SIGINT;
+    the batch in hand is finished."""
+    from prometheus_client import start_http_server
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    models = await asyncio.to_thread(load_models, settings)
+    store = open_settings_store(settings)
+    queue = open_queue(settings)
+    metrics = Metrics()
+    if metrics_port is not None:
+        # The worker has no API: its counters (indexed, failed, batch sizes) get their own port.
+        start_http_server(metrics_port, addr=settings.host, registry=metrics.registry)
+    try:
+        await IngestWorker(settings, store, queue, models, metrics).run(stop)
+    finally:
+        await queue.close()
+        await store.close()

@@ -10,7 +10,8 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from service.deps import RuntimeDep
-from service.errors import ServiceError, error_response, error_responses
+from service.errors import error_response, error_responses
+from service.ingest.queue import QueueUnavailable
 from service.schemas import Health, Readiness
 from store.errors import StoreError
 
@@ -61,7 +62,7 @@ async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
 async def metrics(runtime: RuntimeDep) -> Response:
     if runtime.queue is not None:
         # A scrape must not fail because the queue is down: the gauge keeps its last value.
-        with contextlib.suppress(ServiceError, TimeoutError):
+        with contextlib.suppress(QueueUnavailable, TimeoutError):
             async with asyncio.timeout(runtime.settings.redis_timeout_s):
                 runtime.metrics.ingest_queue_depth.set(await runtime.queue.depth())
     if runtime.batcher is not None:

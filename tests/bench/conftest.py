@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from bench.random_readers import corpus_vocabulary
 from encoder.checkpoint import save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.model import Reader
-from encoder.state import MODES
-from service.loadtest.checkpoints import corpus_vocabulary
+from encoder.modes import MODES
 from service.settings import Settings
 from tests.bench.texts import QUESTIONS_JSONL, STORY
 

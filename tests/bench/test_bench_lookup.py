@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from encoder.checkpoint import Checkpoint, load_checkpoint
-from encoder.state import MODES
-from service.bench_lookup import (
+from bench.corpus import load_text_corpus
+from bench.lookup import (
     Goal,
     LookupBench,
     LookupRow,
@@ -21,9 +20,10 @@ from service.bench_lookup import (
     states_at,
     write_outputs,
 )
-from service.cli import main
-from service.loadtest.corpus import load_text_corpus
-from service.loadtest.stages import format_stages, profile_answers
+from bench.stages import format_stages, profile_answers
+from cli.main import main
+from encoder.checkpoint import Checkpoint, load_checkpoint
+from encoder.modes import MODES
 from service.settings import Settings
 
 

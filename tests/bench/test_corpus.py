@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from encoder.text import PLACEHOLDER, tokenize
-from service.loadtest.corpus import (
+from bench.corpus import (
     CorpusError,
     cloze_questions,
     load_dataset_corpus,
     load_text_corpus,
 )
+from encoder.text import PLACEHOLDER, tokenize
 
 
 def test_text_corpus_documents_have_the_length_and_questions(story_file: Path) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.corpus import LoadDocument, load_text_corpus
+from bench.runner import LoadError, LoadPlan, run_load
+from cli.main import main
 from service.app import create_app
-from service.cli import main
-from service.loadtest.corpus import LoadDocument, load_text_corpus
-from service.loadtest.runner import LoadError, LoadPlan, run_load
 from service.settings import Settings
 
 

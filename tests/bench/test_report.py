@@ -5,7 +5,8 @@ from collections import Counter
 
 import pytest
 
-from service.loadtest.report import PhaseResult, format_phases, percentile, ratios
+from bench.common import percentile
+from bench.report import PhaseResult, format_phases, ratios
 
 
 def test_percentile_is_nearest_rank() -> None:

@@ -16,7 +16,7 @@ from encoder.checkpoint import (
 )
 from encoder.config import ReaderConfig
 from encoder.model import Reader
-from encoder.state import Mode
+from encoder.modes import Mode
 from encoder.vocab import Vocabulary
 
 

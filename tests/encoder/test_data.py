@@ -175,7 +175,7 @@ def test_data_build_command_on_the_unpacked_package(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The real command on the real novels (about 20 s), when the package was fetched before."""
-    from service.cli import main
+    from cli.main import main
 
     source = Path("data/cache/r-cran-janeaustenr")
     if not source.is_dir():

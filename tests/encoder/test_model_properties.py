@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from encoder.state import MODES, Mode
+from encoder.modes import MODES, Mode
 from tests.encoder.test_model import (
     TOL,
     VOCAB,
@@ -15,6 +15,7 @@ from tests.encoder.test_model import (
     assert_same_state,
     forward_scores,
     reader,
+    served_scores,
 )
 
 token_lists = st.lists(st.integers(1, VOCAB - 1), min_size=1, max_size=12)
@@ -58,6 +59,6 @@ def test_serving_path_scores_like_forward(
     model = reader(mode)
     docs, queries, mask = batch
     expected = forward_scores(model, docs, queries, mask)  # (B, E)
-    served = model.answer(model.encode_documents(docs), model.encode_queries(queries), mask)
+    served = served_scores(model, model.encode_documents(docs), model.encode_queries(queries), mask)
     torch.testing.assert_close(served.double(), expected, atol=TOL, rtol=TOL)
     assert mask.gather(1, served.argmax(dim=1, keepdim=True)).all()

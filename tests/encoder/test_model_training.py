@@ -9,7 +9,7 @@ from torch import Tensor
 
 from encoder.config import ReaderConfig
 from encoder.model import Reader
-from encoder.state import MODES, Mode
+from encoder.modes import MODES, Mode
 
 E = 4  # entity token ids 1..E stand for slots 0..E-1
 VOCAB = 20

@@ -105,7 +105,7 @@ def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
 def test_train_and_evaluate_commands(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from service.cli import main
+    from cli.main import main
 
     out = data_dir / "cli" / "gated.pt"
     args = ["train", "--mode", "gated", "--data", str(data_dir), "--out", str(out)]

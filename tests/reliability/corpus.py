@@ -9,8 +9,8 @@ from collections.abc import Mapping
 import torch
 
 from encoder.state import DocumentState
-from service.documents import anonymise
-from service.models import LoadedModel
+from service.readers import LoadedModel
+from service.texts import anonymise
 from tests.service.texts import APPENDIX, DOCUMENTS
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.cli import main
+from cli.main import main
 from tests.service.texts import APPENDIX, DOCUMENTS
 
 pytestmark = pytest.mark.slow

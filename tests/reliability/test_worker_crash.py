@@ -24,7 +24,7 @@ import redis
 
 from service.ingest.queue import IngestJob
 from service.ingest.redis_stream import GROUP, RedisStreamQueue
-from service.models import load_models
+from service.readers import load_models
 from store.base import DocumentStore
 from store.factory import open_store
 from store.record import Status

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import torch
 
+from encoder.anonymise import anonymise_document, anonymise_query
 from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.model import Reader
-from encoder.state import MODES
-from encoder.text import anonymise_document, anonymise_query
+from encoder.modes import MODES
 from encoder.vocab import Vocabulary
 from tests.service.texts import APPENDIX, DOCUMENTS, QUESTIONS
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from encoder.state import MODES
-from encoder.text import anonymise_document, anonymise_query
+from encoder.anonymise import anonymise_document, anonymise_query
+from encoder.modes import MODES
 from tests.service.conftest import AppClient, wait_status
 from tests.service.helpers import (
     MAX_ENTITIES,

@@ -14,7 +14,7 @@ import torch
 from service.batcher import QueryBatcher
 from service.errors import Overloaded, Unavailable
 from service.metrics import Metrics
-from service.models import LoadedModel
+from service.readers import LoadedModel
 from tests.service.helpers import load
 
 

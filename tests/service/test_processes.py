@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from encoder.state import MODES
+from encoder.modes import MODES
 from tests.processes import Process, base_env
 from tests.redis_server import free_port
 from tests.service.helpers import assert_matches_forward, forward_probabilities, load

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 import redis
 
-from service.errors import Unavailable
 from service.ingest.embedded import EmbeddedQueue
-from service.ingest.queue import IngestJob
+from service.ingest.queue import IngestJob, QueueUnavailable
 from service.ingest.redis_stream import RedisStreamQueue
 from tests.redis_server import free_port
 
@@ -140,7 +139,7 @@ async def test_redis_queue_down_is_unavailable_quickly() -> None:
     try:
         for call in (lambda: queue.enqueue(job(1)), queue.depth, lambda: queue.read("c", 1, 50)):
             start = time.monotonic()
-            with pytest.raises(Unavailable):
+            with pytest.raises(QueueUnavailable):
                 await call()
             assert time.monotonic() - start < 1.0
     finally:
@@ -155,7 +154,7 @@ async def test_redis_queue_recreates_a_lost_group(redis_url: str) -> None:
         client = redis.Redis.from_url(redis_url)
         client.flushdb()  # a Redis restarted without its data: the group is gone
         client.close()
-        with pytest.raises(Unavailable):
+        with pytest.raises(QueueUnavailable):
             await queue.read("c", 10, 10)
         await queue.enqueue(job(2))
         assert [d.job for d in await queue.read("c", 10, 10)] == [job(2)]

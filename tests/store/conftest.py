@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from redis.cluster import RedisCluster
 
+from connections.redis_client import split_cluster
 from store.base import DocumentStore
-from store.factory import _split_cluster, open_store
+from store.factory import open_store
 
 CLUSTER_URL = os.environ.get("CHEAPQA_TEST_REDIS_CLUSTER_URL", "")
 BACKENDS = ["embedded", pytest.param("redis", marks=pytest.mark.redis)]
@@ -24,7 +25,7 @@ if CLUSTER_URL:
 
 
 def _flush_cluster() -> None:
-    client = RedisCluster.from_url(_split_cluster(CLUSTER_URL)[1])
+    client = RedisCluster.from_url(split_cluster(CLUSTER_URL)[1])
     try:
         client.flushdb(target_nodes=RedisCluster.PRIMARIES)
     finally:

@@ -6,15 +6,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from encoder.state import MODES, DocumentState
-from store.codec import (
-    HEADER_BYTES,
-    decode_state,
-    encode_state,
-    encoded_size,
-    pack_upper,
-    unpack_upper,
-)
+from encoder.modes import MODES
+from encoder.state import DocumentState
+from store.codec import HEADER_BYTES, decode_state, encode_state
 from store.errors import StateCodecError
 from tests.store.states import make_state
 
@@ -40,7 +34,8 @@ def assert_float16_close(decoded: torch.Tensor, original: torch.Tensor) -> None:
 def test_float32_round_trip_is_exact(mode: str, k: int, n: int, seed: int, model_id: str) -> None:
     state = make_state(mode, k, n, seed)
     data = encode_state(state, model_id=model_id, dtype="float32")
-    assert len(data) == encoded_size(mode, k, n, "float32", model_id)
+    kept = {"none": 0, "linear": k * (k + 1) // 2, "gated": k * (k + 1) // 2, "softmax": n * k}
+    assert len(data) == HEADER_BYTES + len(model_id.encode()) + 4 * (k + kept[mode])
     decoded = decode_state(data)
     assert (decoded.model_id, decoded.dtype) == (model_id, "float32")
     got = decoded.state
@@ -84,9 +79,11 @@ def test_float16_round_trip_within_float16_precision(
 def test_packed_upper_triangle_round_trip(k: int, seed: int) -> None:
     a = torch.randn(k, k, generator=torch.Generator().manual_seed(seed))
     symmetric = a + a.T
-    packed = pack_upper(symmetric)
-    assert packed.shape == (k * (k + 1) // 2,)
-    assert torch.equal(unpack_upper(packed, k), symmetric)
+    state = DocumentState("linear", 3, torch.zeros(k), symmetric)
+    data = encode_state(state, model_id=MODEL_ID, dtype="float32")
+    assert len(data) == HEADER_BYTES + len(MODEL_ID) + 4 * (k + k * (k + 1) // 2)
+    decoded = decode_state(data).state.memory
+    assert decoded is not None and torch.equal(decoded, symmetric)
 
 
 def test_linear_state_keeps_only_the_triangle() -> None:

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 import torch
 
-from encoder.state import MODES, DocumentState
+from encoder.modes import MODES
+from encoder.state import DocumentState
 from store.base import DocumentStore
 from store.record import DocumentRecord, Status
 from tests.store.states import make_state
@@ -132,12 +133,20 @@ async def test_delete_removes_record_and_states(store: DocumentStore) -> None:
     assert got is not None and got.states == {} and got.state_bytes == {}
 
 
-async def test_ids_with_braces_colons_and_percent_stay_distinct(store: DocumentStore) -> None:
-    ids = ["a}b{c", "a%7Db%7Bc", "x:y:meta", "é 文書", "a"]
+async def test_ids_that_look_like_keys_stay_distinct(store: DocumentStore) -> None:
+    ids = ["x:y:meta", "x:y", "x", "x:y:state:linear", "a.b_c-d", "a"]
     for i, doc_id in enumerate(ids):
         await store.put(make_record(doc_id, text_hash=f"h{i}", modes=("none",)))
     got = await store.get_many(ids)
     assert [(r.id, r.text_hash) for r in got if r] == [(d, f"h{i}") for i, d in enumerate(ids)]
+
+
+@pytest.mark.parametrize("doc_id", ["", "a}b{c", "a%7D", "é 文書", "-a", "x" * 129])
+async def test_ids_outside_the_id_rule_are_refused(store: DocumentStore, doc_id: str) -> None:
+    with pytest.raises(ValueError, match="document id"):
+        await store.put(make_record(doc_id, modes=("none",)))
+    with pytest.raises(ValueError, match="document id"):
+        await store.get(doc_id)
 
 
 async def test_malformed_records_are_refused_before_writing(store: DocumentStore) -> None:

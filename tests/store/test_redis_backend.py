@@ -5,9 +5,10 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from encoder.state import MODES
+from connections.redis_client import split_cluster
+from encoder.modes import MODES
 from store.errors import StateCodecError, StoreUnavailable
-from store.factory import _split_cluster, open_store
+from store.factory import open_store
 from store.redis_store import RedisDocumentStore
 from tests.redis_server import free_port
 from tests.store.test_contract import make_record
@@ -17,13 +18,13 @@ async def test_a_documents_keys_share_one_cluster_slot(redis_url: str, tmp_path:
     store = open_store(redis_url, data_dir=tmp_path, key_prefix="px")
     assert isinstance(store, RedisDocumentStore)
     try:
-        doc_id = "odd}id{with:colons"
+        doc_id = "odd.id:with:colons"
         await store.put(make_record(doc_id))
         keys: list[bytes] = sorted(redis.Redis.from_url(redis_url).keys("*"))  # type: ignore[arg-type]
         assert keys == sorted(
             [store.doc_key(doc_id, "meta")] + [store.doc_key(doc_id, f"state:{m}") for m in MODES]
         )
-        assert all(key.startswith(b"px:doc:{odd%7Did%7Bwith%3Acolons}:") for key in keys)
+        assert all(key.startswith(b"px:doc:{odd.id%3Awith%3Acolons}:") for key in keys)
         assert len({key_slot(key) for key in keys}) == 1
     finally:
         await store.close()
@@ -79,7 +80,7 @@ async def test_unreachable_redis_is_unavailable_and_fast(tmp_path: Path) -> None
     ],
 )
 def test_cluster_urls(url: str, cluster: bool, plain: str) -> None:
-    assert _split_cluster(url) == (cluster, plain)
+    assert split_cluster(url) == (cluster, plain)
 
 
 def test_bad_urls_and_prefixes_are_refused(tmp_path: Path) -> None:

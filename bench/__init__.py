@@ -1,0 +1,8 @@
+"""What measures cheapqa: the lookup and store benchmarks, the stage profile, the HTTP load
+tester and the soak. Production code (`service/`, `store/`, `encoder/`) never imports it.
+
+common: what the benches share (default data path, Goal, JSON reports, mode lists, percentiles);
+corpus: real text cut into documents with cloze questions; random_readers: random-init readers
+of the default size; lookup, store, stages: in-process benches; runner, report, server,
+loadtest, soak: the HTTP load tester and the soak.
+"""

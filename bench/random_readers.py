@@ -1,0 +1,48 @@
+"""Random-init readers of the default size, for timing before trained checkpoints exist.
+
+Lookup and encoding time depend on the shapes (k, E, vocabulary, n), not on the weights, so a
+random reader of the shipped configuration times the same as a trained one. Its vocabulary is
+built from the load's own text, so real words map to real ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import torch
+
+from encoder.anonymise import anonymise_document
+from encoder.checkpoint import save_checkpoint
+from encoder.config import ReaderConfig
+from encoder.model import Reader
+from encoder.modes import Mode
+from encoder.vocab import Vocabulary
+
+DEFAULT_VOCAB_SIZE = 5000
+
+
+def corpus_vocabulary(
+    texts: Iterable[str], max_entities: int = 50, max_size: int = DEFAULT_VOCAB_SIZE
+) -> Vocabulary:
+    """The most frequent words of the texts, after the reserved tokens and entity markers."""
+    token_lists = (anonymise_document(t, max_entities=max_entities).tokens for t in texts)
+    return Vocabulary.build(token_lists, max_entities=max_entities, max_size=max_size, min_count=1)
+
+
+def random_reader(mode: Mode, vocab: Vocabulary, seed: int = 0) -> Reader:
+    """A reader of the default configuration (k=100, d=50, E=50) with random weights, in eval."""
+    torch.manual_seed(seed)
+    config = ReaderConfig(mode=mode, vocab_size=len(vocab), max_entities=vocab.max_entities)
+    return Reader(config).eval()
+
+
+def write_random_checkpoints(
+    directory: Path, modes: Sequence[Mode], vocab: Vocabulary, seed: int = 0
+) -> Path:
+    """<directory>/<mode>.pt for each mode: what `CHEAPQA_CHECKPOINT_DIR` points a server to."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, mode in enumerate(modes):
+        reader = random_reader(mode, vocab, seed * 100 + i)
+        save_checkpoint(directory / f"{mode}.pt", reader, vocab, {"random_init": True})
+    return directory

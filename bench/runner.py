@@ -1,0 +1,339 @@
+"""The load generator: index documents, wait for them, then drive `answers` (and optionally a
+trivial endpoint) with httpx.AsyncClient, closed loop or open loop, bounded by time and count.
+
+Closed loop: `concurrency` workers each send a request as soon as their last one ended, so the
+offered load follows the server. Open loop: request i is due at start + i/rate whatever the
+server does, and its latency counts from that due time, so a server that falls behind shows
+the queueing its clients would see (no coordinated omission).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import httpx
+
+from bench.corpus import LoadDocument
+from bench.report import PhaseResult, Ratio, ratios
+from bench.server import process_cpu_seconds
+
+# (method, path, JSON body already encoded or None)
+Request = tuple[str, str, bytes | None]
+JSON_HEADERS = {"content-type": "application/json"}
+
+
+class LoadError(RuntimeError):
+    """The service refused the setup (indexing, a first request) so no load could be run."""
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    duration_s: float = 20.0  # per phase, after the warm-up
+    max_requests: int = 100_000  # per phase
+    concurrency: int = 8  # closed loop: workers; open loop: most requests in flight
+    rate: float | None = None  # requests/s for an open loop; None: closed loop
+    warmup_s: float = 2.0  # run before each phase, not counted
+    top_k: int = 5
+
+    @property
+    def loop(self) -> str:
+        if self.rate is None:
+            return f"closed (concurrency {self.concurrency})"
+        return f"open ({self.rate:g} req/s)"
+
+
+@dataclass
+class LoadReport:
+    url: str
+    plan: LoadPlan
+    documents: list[dict[str, Any]]  # id, tokens as the service counted them, entities
+    phases: list[PhaseResult] = field(default_factory=list)
+    setup: dict[str, Any] = field(default_factory=dict)  # corpus, indexing time, server notes
+
+    @property
+    def ratios(self) -> list[Ratio]:
+        return ratios(self.phases)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "plan": {
+                "duration_s": self.plan.duration_s,
+                "max_requests": self.plan.max_requests,
+                "concurrency": self.plan.concurrency,
+                "rate": self.plan.rate,
+                "warmup_s": self.plan.warmup_s,
+                "loop": self.plan.loop,
+            },
+            "setup": self.setup,
+            "documents": self.documents,
+            "phases": [p.to_json() for p in self.phases],
+            "ratios": {r.text: round(r.value, 3) for r in self.ratios},
+        }
+
+
+async def index_documents(
+    client: httpx.AsyncClient, docs: Sequence[LoadDocument], timeout_s: float, batch: int = 8
+) -> list[dict[str, Any]]:
+    """POST the documents in batches, then poll until every one is indexed.
+
+    Returns the service's view of each (GET /v1/documents/{id}); raises LoadError when one
+    fails or the time runs out.
+    """
+    for start in range(0, len(docs), batch):
+        body = {
+            "documents": [
+                {"id": d.id, "text": d.text}
+                | ({} if d.candidates is None else {"candidates": d.candidates})
+                for d in docs[start : start + batch]
+            ]
+        }
+        r = await client.post("/v1/documents", json=body)
+        if r.status_code != 202:
+            raise LoadError(f"indexing was refused: {r.status_code} {r.text[:500]}")
+    deadline = time.perf_counter() + timeout_s
+    pending = [d.id for d in docs]
+    done: dict[str, dict[str, Any]] = {}
+    while pending:
+        for doc_id in list(pending):
+            r = await client.get(f"/v1/documents/{doc_id}")
+            info = r.json() if r.status_code == 200 else {}
+            if info.get("status") == "indexed":
+                done[doc_id] = info
+                pending.remove(doc_id)
+            elif info.get("status") == "failed" or r.status_code != 200:
+                raise LoadError(f"document {doc_id} was not indexed: {r.status_code} {r.text}")
+        if pending:
+            if time.perf_counter() > deadline:
+                raise LoadError(f"{len(pending)} documents still not indexed after {timeout_s}s")
+            await asyncio.sleep(0.1)
+    without = [doc_id for doc_id, info in done.items() if not info.get("entities")]
+    if without:
+        # The service answers such a document without a lookup: its timing would mislead.
+        raise LoadError(f"no entities were found in {without}; use text with names in it")
+    return [
+        {"id": d.id, "tokens": done[d.id]["tokens"], "entities": done[d.id]["entities"]}
+        for d in docs
+    ]
+
+
+def answers_requests(
+    docs: Sequence[LoadDocument], mode: str | None, queries_per_request: int, top_k: int
+) -> Callable[[int], Request]:
+    """Request i asks document i mod D the next `queries_per_request` of its questions."""
+    if queries_per_request < 1:
+        raise ValueError("queries_per_request must be at least 1")
+
+    def make(i: int) -> Request:
+        doc = docs[i % len(docs)]
+        first = (i // len(docs)) * queries_per_request
+        queries = [
+            doc.questions[(first + j) % len(doc.questions)] for j in range(queries_per_request)
+        ]
+        body: dict[str, Any] = {"queries": queries, "top_k": top_k}
+        if mode is not None:
+            body["mode"] = mode
+        return ("POST", f"/v1/documents/{doc.id}/answers", json.dumps(body).encode())
+
+    return make
+
+
+def trivial_requests(path: str = "/healthz") -> Callable[[int], Request]:
+    return lambda i: ("GET", path, None)
+
+
+async def probe(client: httpx.AsyncClient, request: Request) -> None:
+    """One request before timing, so that a refused setup fails loudly rather than as a
+    phase full of 4xx."""
+    method, path, body = request
+    r = await client.request(method, path, content=body, headers=JSON_HEADERS if body else None)
+    if not r.is_success:
+        raise LoadError(f"{method} {path} answered {r.status_code}: {r.text[:500]}")
+
+
+async def _send(
+    client: httpx.AsyncClient, request: Request, result: PhaseResult, since: float
+) -> None:
+    method, path, body = request
+    try:
+        r = await client.request(method, path, content=body, headers=JSON_HEADERS if body else None)
+    except httpx.HTTPError as exc:  # timeouts, refused or dropped connections
+        result.errors[type(exc).__name__] += 1
+        return
+    result.statuses[str(r.status_code)] += 1
+    if r.is_success:
+        result.latencies_ms.append((time.perf_counter() - since) * 1000.0)
+
+
+async def _closed_loop(
+    client: httpx.AsyncClient,
+    make: Callable[[int], Request],
+    plan: LoadPlan,
+    result: PhaseResult,
+    duration_s: float,
+) -> None:
+    start = time.perf_counter()
+    deadline = start + duration_s
+    counter = itertools.count()
+
+    async def worker() -> None:
+        while (now := time.perf_counter()) < deadline:
+            i = next(counter)
+            if i >= plan.max_requests:
+                return
+            await _send(client, make(i), result, now)
+
+    await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
+    result.elapsed_s = time.perf_counter() - start
+
+
+async def _open_loop(
+    client: httpx.AsyncClient,
+    make: Callable[[int], Request],
+    plan: LoadPlan,
+    result: PhaseResult,
+    duration_s: float,
+) -> None:
+    assert plan.rate is not None and plan.rate > 0
+    in_flight = asyncio.Semaphore(plan.concurrency)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def send(request: Request, due: float) -> None:
+        try:
+            await _send(client, request, result, due)
+        finally:
+            in_flight.release()
+
+    start = time.perf_counter()
+    for i in range(plan.max_requests):
+        due = start + i / plan.rate
+        if due >= start + duration_s:
+            break
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        # At the cap the request waits here, and that wait is part of its latency.
+        await in_flight.acquire()
+        task = asyncio.create_task(send(make(i), due))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    await asyncio.gather(*tasks)
+    result.elapsed_s = time.perf_counter() - start
+
+
+async def _progress(result: PhaseResult, out: TextIO, every_s: float = 1.0) -> None:
+    start = time.perf_counter()
+    while True:
+        await asyncio.sleep(every_s)
+        t = time.perf_counter() - start
+        recent = sorted(result.latencies_ms[-2000:])
+        p50 = recent[len(recent) // 2] if recent else float("nan")
+        failed = result.requests - result.ok
+        out.write(
+            f"\r  {result.label}: {t:5.1f}s  {result.requests} requests  "
+            f"{result.ok / t:8.1f} req/s  p50 {p50:7.2f} ms  not ok {failed}   "
+        )
+        out.flush()
+
+
+async def run_phase(
+    client: httpx.AsyncClient,
+    label: str,
+    queries_per_request: int,
+    make: Callable[[int], Request],
+    plan: LoadPlan,
+    progress: TextIO | None = sys.stderr,
+    server_pid: int | None = None,
+) -> PhaseResult:
+    """Warm up, then drive `make(i)` requests for plan.duration_s or plan.max_requests."""
+    drive = _closed_loop if plan.rate is None else _open_loop
+    if plan.warmup_s > 0:
+        warmup = PhaseResult(f"{label} (warm-up)", plan.loop, queries_per_request)
+        await drive(client, make, plan, warmup, plan.warmup_s)
+    result = PhaseResult(label, plan.loop, queries_per_request)
+    ticker = asyncio.create_task(_progress(result, progress)) if progress else None
+    client_cpu = time.process_time()
+    server_cpu = None if server_pid is None else process_cpu_seconds(server_pid)
+    try:
+        await drive(client, make, plan, result, plan.duration_s)
+        result.client_cpu_s = time.process_time() - client_cpu
+        if server_pid is not None and server_cpu is not None:
+            after = process_cpu_seconds(server_pid)
+            result.server_cpu_s = None if after is None else after - server_cpu
+    finally:
+        if ticker is not None and progress is not None:
+            ticker.cancel()
+            progress.write("\n")
+    return result
+
+
+def client_for(
+    url: str,
+    plan: LoadPlan,
+    timeout_s: float,
+    api_key: str | None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else None
+    limits = httpx.Limits(
+        max_connections=plan.concurrency, max_keepalive_connections=plan.concurrency
+    )
+    return httpx.AsyncClient(
+        base_url=url,
+        timeout=timeout_s,
+        limits=limits,
+        headers=headers,
+        trust_env=False,
+        transport=transport,
+    )
+
+
+async def run_load(
+    url: str,
+    docs: Sequence[LoadDocument],
+    modes: Sequence[str | None],
+    queries_per_request: int,
+    plan: LoadPlan,
+    *,
+    trivial_path: str | None = None,
+    timeout_s: float = 30.0,
+    index_timeout_s: float = 300.0,
+    api_key: str | None = None,
+    progress: TextIO | None = sys.stderr,
+    transport: httpx.AsyncBaseTransport | None = None,
+    server_pid: int | None = None,
+) -> LoadReport:
+    """Index `docs`, then one phase per mode on the same documents, then the trivial path.
+
+    `transport` replaces the network (tests pass httpx.ASGITransport for an in-process app);
+    `server_pid`, for a local server, adds its CPU time per phase to the report.
+    """
+    async with client_for(url, plan, timeout_s, api_key, transport) as client:
+        started = time.perf_counter()
+        indexed = await index_documents(client, docs, index_timeout_s)
+        report = LoadReport(url, plan, indexed)
+        report.setup["indexing_s"] = round(time.perf_counter() - started, 3)
+        for mode in modes:
+            make = answers_requests(docs, mode, queries_per_request, plan.top_k)
+            await probe(client, make(0))
+            label = f"answers {mode or 'default'}"
+            report.phases.append(
+                await run_phase(
+                    client, label, queries_per_request, make, plan, progress, server_pid
+                )
+            )
+        if trivial_path is not None:
+            make = trivial_requests(trivial_path)
+            await probe(client, make(0))
+            label = f"GET {trivial_path}"
+            report.phases.append(
+                await run_phase(client, label, 0, make, plan, progress, server_pid)
+            )
+    return report

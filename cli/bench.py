@@ -1,0 +1,155 @@
+"""`cheapqa bench lookup|stages|store`: in-process benchmarks that print figures (never timed
+tests). The work is in `bench/lookup.py`, `bench/stages.py` and `bench/store.py`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.common import DEFAULT_DATA, DEFAULT_LOOKUP_MODES, parse_modes, write_json
+from encoder.modes import MODES
+from service.settings import Settings
+
+CORPUS_HINT = "build the data with `cheapqa data build`, or --text-file"
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(v.replace("_", "")) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas: {text!r}") from exc
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive numbers: {text!r}")
+    return values
+
+
+def _lookup(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.corpus import CorpusError, load_corpus
+    from bench.lookup import format_goals, load_readers, markdown, run_lookup_bench, write_outputs
+    from encoder.checkpoint import CheckpointError
+
+    if args.checkpoint_dir is not None:
+        settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})
+    try:
+        corpus = load_corpus(args.data, args.text_file)
+        readers, vocabs, source = load_readers(
+            args.modes, corpus, settings, random_init=args.random_init, largest_n=max(args.ns)
+        )
+    except (CorpusError, ValueError) as exc:
+        print(f"error: {exc} ({CORPUS_HINT})")
+        return 2
+    except CheckpointError as exc:
+        print(f"error: {exc} (or pass --random-init: timing does not need trained weights)")
+        return 2
+    bench = run_lookup_bench(
+        readers,
+        vocabs.__getitem__,
+        corpus,
+        ns=args.ns,
+        batch_queries=args.batch_queries,
+        encode_batches=args.encode_batches,
+        encode_tokens=args.encode_tokens,
+        rounds=args.rounds,
+    )
+    bench.setup["checkpoints"] = source
+    written = write_outputs(bench, args.out)
+    if args.json:
+        print(json.dumps(bench.to_json(), indent=2))
+    else:
+        print(f"checkpoints: {source}; corpus {corpus.source}; torch threads 1")
+        print(markdown(bench))
+        print(format_goals(bench.goals))
+        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return 0
+
+
+def _stages(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.corpus import CorpusError, load_corpus
+    from bench.stages import format_stages, profile_in_temp_dir
+
+    try:
+        doc = load_corpus(args.data, args.text_file).documents(1, args.tokens, prefix="stages")[0]
+    except (CorpusError, ValueError) as exc:
+        print(f"error: {exc} ({CORPUS_HINT})")
+        return 2
+    report = profile_in_temp_dir(
+        settings,
+        doc,
+        args.mode,
+        args.queries,
+        args.repeats,
+        store_url=args.store_url,
+        random_init=args.random_init,
+        checkpoint_dir=args.checkpoint_dir,
+    )
+    print(json.dumps(report.to_json(), indent=2) if args.json else format_stages(report))
+    if args.json_out is not None:
+        write_json(args.json_out, report.to_json())
+    return 0
+
+
+def _store(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.store import LatencyPlan, format_report, redis_url_and_source, run_store_bench
+
+    url, source = redis_url_and_source(args.redis_url, settings.store_url)
+    plan = LatencyPlan(
+        k=args.k, repeats=args.repeats, batch=args.batch_size, batch_repeats=args.batches
+    )
+    report = asyncio.run(run_store_bench(url, source, plan))
+    print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
+    return 0
+
+
+def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data set JSONL (real text)")
+    p.add_argument("--text-file", type=Path, default=None, help="plain text instead of --data")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("bench", help="measure the store and the service, print the figures")
+    bench_sub = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
+
+    s = bench_sub.add_parser("store", help="state bytes per document; get/put latency")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--redis-url", default=None, help="Redis to measure (default: settings)")
+    s.add_argument("--k", type=int, default=100, help="hidden size (default 100)")
+    s.add_argument("--repeats", type=int, default=200, help="single-document calls timed")
+    s.add_argument("--batch-size", type=int, default=32, help="documents per batch")
+    s.add_argument("--batches", type=int, default=20, help="batches timed")
+    s.set_defaults(handler=_store)
+
+    s = bench_sub.add_parser(
+        "stages", help="where one answers request's time goes (in process, per stage)"
+    )
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--json-out", type=Path, default=None, help="also write the JSON here")
+    s.add_argument("--mode", choices=MODES, default="linear")
+    s.add_argument("--queries", type=int, default=1, help="queries per request")
+    s.add_argument("--tokens", type=int, default=5000, help="document length n")
+    s.add_argument("--repeats", type=int, default=200, help="timed requests (median)")
+    s.add_argument("--store-url", default="", help="Redis URL (default: embedded store)")
+    s.add_argument("--checkpoint-dir", type=Path, default=None, help="<mode>.pt files")
+    s.add_argument("--random-init", action="store_true", help="a random reader, default size")
+    _add_corpus_arguments(s)
+    s.set_defaults(handler=_stages)
+
+    s = bench_sub.add_parser(
+        "lookup",
+        help="lookup time per question against n, per mode; encoding throughput (in process)",
+    )
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--out", type=Path, default=Path("docs/bench"), help="table, plot and JSON")
+    s.add_argument("--modes", type=parse_modes, default=list(DEFAULT_LOOKUP_MODES))
+    s.add_argument("--ns", type=_ints, default=[100, 250, 750, 2000, 5000, 10_000, 20_000, 50_000])
+    s.add_argument("--batch-queries", type=int, default=32, help="questions per batched lookup")
+    s.add_argument("--encode-batches", type=_ints, default=[1, 4, 16, 64])
+    s.add_argument("--encode-tokens", type=int, default=250, help="tokens per encoded document")
+    s.add_argument("--rounds", type=int, default=21, help="timed rounds per point (median)")
+    s.add_argument("--checkpoint-dir", type=Path, default=None, help="<mode>.pt files")
+    s.add_argument("--random-init", action="store_true", help="random readers of the default size")
+    _add_corpus_arguments(s)
+    s.set_defaults(handler=_lookup)

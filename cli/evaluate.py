@@ -1,0 +1,44 @@
+"""`cheapqa evaluate`: accuracy of a checkpoint on a JSONL data set, beside the baselines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from encoder.modes import MODES
+from service.settings import Settings
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from encoder.checkpoint import CheckpointError, default_checkpoint_path
+    from encoder.data.questions import DataError
+    from encoder.evaluate import evaluate
+
+    path = args.checkpoint or default_checkpoint_path(args.mode)
+    try:
+        result = evaluate(path, args.data, device=settings.device)
+    except (CheckpointError, DataError, ValueError) as e:
+        print(f"error: {e}")
+        return 1
+    if args.json:
+        print(json.dumps(result.as_dict()))
+        return 0
+    print(f"{result.model_id} on {result.data}: {result.count} questions")
+    print(f"  accuracy        {result.accuracy:.4f}")
+    print(f"  random          {result.random:.4f}")
+    print(f"  most frequent   {result.most_frequent:.4f}")
+    print(f"  most recent     {result.most_recent:.4f}")
+    print(f"  context match   {result.context_match:.4f}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("evaluate", help="accuracy of a checkpoint on a JSONL data set")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--checkpoint", type=Path, help="a checkpoint file")
+    which.add_argument("--mode", choices=MODES, help="the shipped checkpoint")
+    p.add_argument("--data", type=Path, required=True, help="a JSONL file of questions")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.set_defaults(handler=_run)

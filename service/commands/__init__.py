@@ -1,1 +1,0 @@
-"""Subcommands of the `cheapqa` CLI, one module each (see service/cli.py)."""

@@ -1,0 +1,231 @@
+"""Indexing policy: what a POST of documents, an append, and a read of a document do.
+
+The routes parse and respond; the decisions live here, once:
+- idempotency: the same id with the same text is the same document, nothing is re-encoded;
+- re-queueing: a record queued longer ago than the claim timeout may have lost its queue
+  entry, and a record built by other models than the loaded ones is indexed again;
+- `is_current`: whether a record's states were built by the loaded models (the worker asks
+  too, before it skips a redelivered entry);
+- append preconditions: indexed, every stored state from a loaded model, and the text hash
+  unchanged while the new tokens were read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from encoder.state import DocumentState
+from service.errors import (
+    BadRequest,
+    Conflict,
+    IndexedByAnotherModel,
+    NotFound,
+    NotIndexed,
+    TooLarge,
+)
+from service.ingest.queue import IngestJob, IngestQueue
+from service.readers import LoadedModel
+from service.schemas import DocumentAccepted, DocumentIn, DocumentInfo, DocumentsAccepted
+from service.settings import Settings
+from service.texts import anonymise, appended_hash, derived_id, text_hash
+from store.base import DocumentStore
+from store.record import DocumentRecord, Status, now
+
+
+def is_current(record: DocumentRecord, models: Mapping[str, LoadedModel]) -> bool:
+    """Whether the record holds a state of every one of these models' modes, each built by
+    that very model (the id it was built by is the loaded model's id)."""
+    return all(record.model_ids.get(mode) == m.model_id for mode, m in models.items())
+
+
+def require_current(
+    record: DocumentRecord, models: Mapping[str, LoadedModel], modes: Collection[str]
+) -> None:
+    """409 unless each of `modes` has a state (the record was read with them) built by the
+    loaded model of that mode."""
+    for mode in modes:
+        model = models.get(mode)
+        if model is None or mode not in record.states or not is_current(record, {mode: model}):
+            raise IndexedByAnotherModel(
+                f"document {record.id!r} has no {mode} state from a loaded model",
+                {"mode": mode, "stored": record.model_ids.get(mode),
+                 "loaded": model.model_id if model else None},
+            )  # fmt: skip
+
+
+def document_info(record: DocumentRecord) -> DocumentInfo:
+    return DocumentInfo(
+        id=record.id,
+        status=record.status,
+        tokens=record.tokens,
+        entities=len(record.entities),
+        modes=sorted(record.model_ids if record.status == Status.INDEXED else {}),
+        bytes_stored=dict(record.state_bytes),
+        model_ids=dict(record.model_ids),
+        text_hash=record.text_hash,
+        error=record.error,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+    )
+
+
+async def known_record(
+    store: DocumentStore, doc_id: str, modes: Collection[str] | None = ()
+) -> DocumentRecord:
+    """The document (with the states of `modes`); 404 when unknown."""
+    record = await store.get(doc_id, modes=modes)
+    if record is None:
+        raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
+    return record
+
+
+async def indexed_record(
+    store: DocumentStore, doc_id: str, modes: Collection[str] | None
+) -> DocumentRecord:
+    """The document with the states of `modes`; 404 when unknown, 409 until it is indexed."""
+    record = await known_record(store, doc_id, modes)
+    if record.status != Status.INDEXED:
+        raise NotIndexed(
+            f"document {doc_id!r} is {record.status}, not indexed",
+            {"status": str(record.status), "error": record.error},
+        )
+    return record
+
+
+async def delete_document(store: DocumentStore, doc_id: str) -> None:
+    if not await store.delete(doc_id):
+        raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
+
+
+def check_text_size(text: str, max_bytes: int, what: str, **detail: object) -> None:
+    size = len(text.encode())
+    if size > max_bytes:
+        raise TooLarge(
+            f"{what} is {size} bytes; the limit is {max_bytes}",
+            {**detail, "bytes": size, "max_document_bytes": max_bytes},
+            code="document_too_large",
+        )
+
+
+def _check_batch(documents: Sequence[DocumentIn], max_batch: int, max_bytes: int) -> None:
+    if len(documents) > max_batch:
+        raise TooLarge(
+            f"a batch holds at most {max_batch} documents, got {len(documents)}",
+            {"max_batch_documents": max_batch},
+            code="batch_too_large",
+        )
+    for i, doc in enumerate(documents):
+        check_text_size(doc.text, max_bytes, f"document {i}", index=i, id=doc.id)
+        if not doc.text.strip():
+            raise BadRequest(f"document {i} has no text", {"index": i}, code="empty_text")
+
+
+def _document_ids(documents: Sequence[DocumentIn], hashes: Sequence[str]) -> list[str]:
+    """Each document's id (given, or derived from its text); one id, one text per batch."""
+    ids = [doc.id or derived_id(h) for doc, h in zip(documents, hashes, strict=True)]
+    seen: dict[str, str] = {}
+    for i, (doc_id, h) in enumerate(zip(ids, hashes, strict=True)):
+        if seen.setdefault(doc_id, h) != h:
+            raise BadRequest(
+                f"id {doc_id!r} appears twice in the batch with different text",
+                {"index": i, "id": doc_id},
+                code="duplicate_id",
+            )
+    return ids
+
+
+def needs_indexing(
+    old: DocumentRecord | None, h: str, models: Mapping[str, LoadedModel], stale_before: float
+) -> bool:
+    """False when the stored record already is, or soon will be, this text indexed by these
+    models; a queued record older than `stale_before` may have lost its queue entry."""
+    if old is None or old.text_hash != h:
+        return True
+    if old.status == Status.INDEXED:
+        return not is_current(old, models)
+    return not (old.status == Status.QUEUED and old.updated_at > stale_before)
+
+
+async def index_documents(
+    documents: Sequence[DocumentIn],
+    settings: Settings,
+    store: DocumentStore,
+    queue: IngestQueue,
+    models: Mapping[str, LoadedModel],
+    status_url: Callable[[str], str],
+) -> DocumentsAccepted:
+    """Records each document as `queued` and puts it on the ingestion queue, unless it is
+    already indexed (or queued) with the same text; `models` may be empty while loading."""
+    _check_batch(documents, settings.max_batch_documents, settings.max_document_bytes)
+    hashes = [text_hash(doc.text) for doc in documents]
+    ids = _document_ids(documents, hashes)
+    unique_ids = list(dict.fromkeys(ids))
+    existing = dict(zip(unique_ids, await store.get_many(unique_ids, modes=()), strict=True))
+    stale_before = now() - settings.ingest_claim_idle_ms / 1000.0
+    accepted: dict[str, DocumentAccepted] = {}
+    for doc, doc_id, h in zip(documents, ids, hashes, strict=True):
+        if doc_id in accepted:
+            continue
+        old = existing.get(doc_id)
+        if old is not None and not needs_indexing(old, h, models, stale_before):
+            accepted[doc_id] = DocumentAccepted(
+                id=doc_id, status=old.status, status_url=status_url(doc_id), text_hash=h,
+                enqueued=False,
+            )  # fmt: skip
+            continue
+        record = DocumentRecord(
+            id=doc_id,
+            text_hash=h,
+            status=Status.QUEUED,
+            created_at=old.created_at if old is not None else 0.0,
+        )
+        # The record first: the worker drops entries whose hash the store does not hold.
+        await store.put(record)
+        await queue.enqueue(IngestJob(doc_id, doc.text, h, doc.candidates))
+        accepted[doc_id] = DocumentAccepted(
+            id=doc_id, status=Status.QUEUED, status_url=status_url(doc_id), text_hash=h,
+            enqueued=True,
+        )  # fmt: skip
+    return DocumentsAccepted(documents=list(accepted.values()))
+
+
+async def append_text(
+    doc_id: str,
+    text: str,
+    settings: Settings,
+    store: DocumentStore,
+    models: Mapping[str, LoadedModel],
+) -> DocumentInfo:
+    """Continues every stored state with the new tokens (`extend`): the result equals
+    indexing the whole text at once, at the cost of the new text only."""
+    check_text_size(text, settings.max_document_bytes, "appended text")
+    record = await indexed_record(store, doc_id, modes=None)
+    require_current(record, models, record.states)
+    try:
+        anon = await asyncio.to_thread(anonymise, models, text, None, record.entities)
+    except ValueError as exc:
+        raise BadRequest(str(exc), code="empty_text") from exc
+
+    def extend_all() -> dict[str, DocumentState]:
+        return {
+            mode: models[mode].reader.extend(state, models[mode].token_ids(anon.tokens))
+            for mode, state in record.states.items()
+        }
+
+    extended = DocumentRecord(
+        id=record.id,
+        text_hash=appended_hash(record.text_hash, text),
+        status=Status.INDEXED,
+        tokens=record.tokens + len(anon.tokens),
+        entities=anon.entities,
+        model_ids=dict(record.model_ids),
+        created_at=record.created_at,
+        states=await asyncio.to_thread(extend_all),
+    )
+    if not await store.put(extended, expect_text_hash=record.text_hash):
+        raise Conflict(
+            f"document {doc_id!r} changed while the text was appended; retry",
+            code="concurrent_update",
+        )
+    return document_info(await known_record(store, doc_id))

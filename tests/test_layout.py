@@ -1,0 +1,156 @@
+"""The layout holds: imports go down the layers only, no module imports itself back through
+others, no router imports another router, and what runs in production never imports what
+measures it or the command line.
+
+    cli          the `cheapqa` command            may import anything below
+    bench        what measures                    service and below
+    service      what runs in production          store, encoder, connections
+    store        document states at rest          encoder, connections
+    encoder      the reader model                 nothing of ours
+    connections  Redis and SQLite helpers         nothing of ours
+
+Every import counts, also those inside functions (they run too).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MAY_IMPORT: dict[str, set[str]] = {
+    "connections": set(),
+    "encoder": set(),
+    "store": {"encoder", "connections"},
+    "service": {"store", "encoder", "connections"},
+    "bench": {"service", "store", "encoder", "connections"},
+    "cli": {"bench", "service", "store", "encoder", "connections"},
+}
+PRODUCTION = ("connections", "encoder", "store", "service")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {
+        module_name(path): path
+        for package in MAY_IMPORT
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+def imported(name: str, path: Path) -> Iterator[str]:
+    """The project modules a module imports (absolute, as the tree writes them)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the module's package
+                package = name.split(".")
+                if path.name != "__init__.py":
+                    package = package[:-1]
+                base = ".".join(package[: len(package) - node.level + 1])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            yield module
+            # `from service import indexing` imports the module service.indexing.
+            yield from (f"{module}.{alias.name}" for alias in node.names)
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    return {
+        name: {m for m in imported(name, path) if m in known and m != name}
+        for name, path in known.items()
+    }
+
+
+GRAPH = import_graph()
+
+
+def top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_the_graph_sees_the_tree() -> None:
+    assert {"service.app", "store.codec", "bench.lookup", "cli.main"} <= set(GRAPH)
+    assert "service.indexing" in GRAPH["service.routers.documents"]
+
+
+def test_imports_go_down_the_layers_only() -> None:
+    upward = [
+        f"{name} imports {dep}"
+        for name, deps in GRAPH.items()
+        for dep in sorted(deps)
+        if top(dep) != top(name) and top(dep) not in MAY_IMPORT[top(name)]
+    ]
+    assert upward == []
+
+
+@pytest.mark.parametrize("package", PRODUCTION)
+def test_production_never_imports_bench_or_cli(package: str) -> None:
+    bad = [
+        f"{name} imports {dep}"
+        for name, deps in GRAPH.items()
+        if top(name) == package
+        for dep in deps
+        if top(dep) in ("bench", "cli")
+    ]
+    assert bad == []
+
+
+def test_no_import_cycles() -> None:
+    """Depth-first search over modules; any back edge is a cycle."""
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(name: str, stack: list[str]) -> None:
+        state[name] = 1
+        for dep in sorted(GRAPH[name]):
+            if state.get(dep) == 1:
+                cycles.append([*stack[stack.index(dep) :], dep])
+            elif dep not in state:
+                visit(dep, [*stack, dep])
+        state[name] = 2
+
+    for name in sorted(GRAPH):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_no_router_imports_another_router() -> None:
+    routers = {name for name in GRAPH if name.startswith("service.routers.")}
+    assert routers, "no routers found"
+    crossing = [f"{name} imports {dep}" for name in routers for dep in GRAPH[name] & routers]
+    assert crossing == []
+
+
+def test_service_holds_no_measuring_code() -> None:
+    names = [name for name in GRAPH if top(name) == "service"]
+    assert not [n for n in names if any(w in n for w in ("bench", "loadtest", "soak", "stages"))]
+    assert not [n for n in names if n.startswith(("service.cli", "service.commands"))]
+
+
+def test_the_mode_literal_is_written_once() -> None:
+    """`Mode` and MODES are defined in encoder/modes.py; nothing else spells the four out."""
+    spelled = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Tuple | ast.List | ast.Subscript | ast.Set):
+                strings = {
+                    n.value
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                }
+                if {"none", "linear", "gated", "softmax"} <= strings:
+                    spelled.append(name)
+    assert sorted(set(spelled)) == ["encoder.modes"]
