@@ -31,6 +31,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  most frequent   {result.most_frequent:.4f}")
     print(f"  most recent     {result.most_recent:.4f}")
     print(f"  context match   {result.context_match:.4f}")
+    print(f"  bag of words    {result.bag_of_words:.4f}")
+    if result.answers_not_entities:
+        print(f"  ({result.answers_not_entities} answers are no entity of their document)")
     return 0
 
 
@@ -39,6 +42,12 @@ def register(sub: Any) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--checkpoint", type=Path, help="a checkpoint file")
     which.add_argument("--mode", choices=MODES, help="the shipped checkpoint")
-    p.add_argument("--data", type=Path, required=True, help="a JSONL file of questions")
+    p.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="a JSONL file: a data set's questions or your own in plain text (document, "
+        "query, answer, candidates?), prepared as the API prepares them",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(handler=_run)

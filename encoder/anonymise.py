@@ -19,7 +19,13 @@ from encoder.entities import (
     name_key,
     surname_aliases,
 )
-from encoder.text import PLACEHOLDER, entity_marker, raw_tokens, tokenize
+from encoder.text import (
+    PLACEHOLDER,
+    cut_around_placeholder,
+    entity_marker,
+    raw_tokens,
+    tokenize,
+)
 
 
 @dataclass(frozen=True)
@@ -159,3 +165,13 @@ def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     if count != 1:
         raise ValueError(f"a question needs exactly one {PLACEHOLDER}, found {count}")
     return tokens
+
+
+def prepare_question(
+    question: str, entities: Sequence[str], window: tuple[int, int] | None
+) -> list[str]:
+    """A question as the reader sees it, wherever it is asked (the answers route and
+    `cheapqa evaluate` both come here): names to the document's markers, then cut to the
+    window of the reader's training questions."""
+    tokens = anonymise_query(question, entities)
+    return tokens if window is None else cut_around_placeholder(tokens, *window)

@@ -35,6 +35,33 @@ class Checkpoint:
     model_id: str  # "<mode>-<first 12 hex digits of the weights' sha256>"
     meta: dict[str, Any]
 
+    @property
+    def query_window(self) -> tuple[int, int] | None:
+        return query_window(self.meta)
+
+
+def query_window(meta: dict[str, Any]) -> tuple[int, int] | None:
+    """(tokens before, tokens after) @placeholder that the reader's training questions kept,
+    from the checkpoint's meta; questions are cut the same way wherever they are asked.
+    None when not recorded (questions are then used whole)."""
+    data = meta.get("data")
+    if not isinstance(data, dict):
+        return None
+    # One data set ({"options": ...}) or a recipe's several ({path: {"options": ...}}).
+    metas = [data] if "options" in data else [d for d in data.values() if isinstance(d, dict)]
+    windows = {_window(m.get("options")) for m in metas}
+    windows.discard(None)
+    return windows.pop() if len(windows) == 1 else None
+
+
+def _window(options: Any) -> tuple[int, int] | None:
+    if not isinstance(options, dict):
+        return None
+    before, after = options.get("query_tokens_before"), options.get("query_tokens_after")
+    if isinstance(before, int) and isinstance(after, int) and before >= 0 and after >= 0:
+        return before, after
+    return None
+
 
 def default_checkpoint_path(mode: str) -> Path:
     """The shipped checkpoint of a mode: encoder/checkpoints/<mode>.pt."""

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from encoder.checkpoint import load_checkpoint
-from encoder.data.questions import baselines, read_questions
+from encoder.anonymise import anonymise_document, prepare_question
+from encoder.checkpoint import Checkpoint, load_checkpoint
+from encoder.data.questions import DataError, Question, baselines, question_from_json
+from encoder.entities import name_key
+from encoder.text import entity_index, entity_marker
 from encoder.train import accuracy, encode_questions
 
 
@@ -24,31 +29,98 @@ class Evaluation:
     most_frequent: float
     most_recent: float
     context_match: float
+    bag_of_words: float
+    answers_not_entities: int  # user questions whose answer is no entity of the document
     seconds: float
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+def read_any_questions(
+    path: str | os.PathLike[str], ckpt: Checkpoint
+) -> tuple[list[Question], int]:
+    """Questions of a JSONL file, prepared exactly as the answers route prepares them.
+
+    A line is either a data set question (`encoder.data.questions`: markers already in place)
+    or a user's own: {"document": text, "query": cloze question, "answer": name,
+    "candidates"?: [names]} in plain text. Those go through the service's own steps: the
+    entity finder (or the given candidates), the document's entity map for the question, the
+    reader's question window. Returns the questions and how many user answers were not an
+    entity of their document (they count as wrong: the service could not answer them).
+    """
+    window = ckpt.query_window
+    E = ckpt.model.config.max_entities
+    questions: list[Question] = []
+    not_entities = 0
+    for lineno, raw in enumerate(_json_lines(path), 1):
+        try:
+            if entity_index(str(raw.get("answer", ""))) is not None:
+                q = question_from_json(raw)
+                query = prepare_question(q.query, [], window)
+                questions.append(replace(q, query=" ".join(query)))
+                continue
+            doc = anonymise_document(str(raw["document"]), raw.get("candidates"), max_entities=E)
+            query = prepare_question(str(raw["query"]), doc.entities, window)
+            keys = [name_key(e) for e in doc.entities]
+            answer = name_key(str(raw["answer"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataError(f"{path}:{lineno}: {e}") from e
+        if answer not in keys or len(doc.entities) < 1:
+            not_entities += 1
+            continue
+        questions.append(
+            Question(
+                id=str(raw.get("id", lineno)),
+                document=" ".join(doc.tokens),
+                query=" ".join(query),
+                answer=entity_marker(keys.index(answer)),
+                candidates=[entity_marker(i) for i in range(len(doc.entities))],
+            )
+        )
+    return questions, not_entities
+
+
+def _json_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"no data file at {path}")
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}:{lineno}: {e}") from e
+            if not isinstance(item, dict):
+                raise DataError(f"{path}:{lineno}: not a JSON object")
+            out.append(item)
+    return out
+
+
 def evaluate(
     checkpoint_path: str | os.PathLike[str], data_path: str | os.PathLike[str], device: str = "cpu"
 ) -> Evaluation:
     ckpt = load_checkpoint(checkpoint_path, device=device)
-    questions = list(read_questions(data_path))
     started = time.perf_counter()
+    questions, not_entities = read_any_questions(data_path, ckpt)
     data = encode_questions(questions, ckpt.vocab)
-    acc = accuracy(ckpt.model, data)
+    total = len(questions) + not_entities
+    acc = accuracy(ckpt.model, data) * len(questions) / max(1, total)
     b = baselines(questions)
+    share = len(questions) / max(1, total)  # baselines, too, miss what is not an entity
     return Evaluation(
         checkpoint=str(checkpoint_path),
         model_id=ckpt.model_id,
         mode=ckpt.model.config.mode,
         data=str(data_path),
-        count=len(questions),
+        count=total,
         accuracy=acc,
-        random=b.random,
-        most_frequent=b.most_frequent,
-        most_recent=b.most_recent,
-        context_match=b.context_match,
+        random=b.random * share,
+        most_frequent=b.most_frequent * share,
+        most_recent=b.most_recent * share,
+        context_match=b.context_match * share,
+        bag_of_words=b.bag_of_words * share,
+        answers_not_entities=not_entities,
         seconds=time.perf_counter() - started,
     )

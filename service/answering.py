@@ -16,9 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-from encoder.anonymise import anonymise_query
+from encoder.anonymise import prepare_question
 from encoder.state import DocumentState
-from encoder.text import cut_around_placeholder
 from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
 from service.indexing import indexed_record, require_current
@@ -45,11 +44,9 @@ def query_token_ids(
     out = []
     for i, query in enumerate(queries):
         try:
-            tokens = anonymise_query(query, entities)
+            tokens = prepare_question(query, entities, model.query_window)
         except ValueError as exc:
             raise ValueError(f"query {i}: {exc}") from exc
-        if model.query_window is not None:
-            tokens = cut_around_placeholder(tokens, *model.query_window)
         out.append(model.token_ids(tokens))
     return out
 

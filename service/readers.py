@@ -6,7 +6,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -37,18 +36,6 @@ class LoadedModel:
         return torch.tensor(self.vocab.encode(list(tokens)), dtype=torch.long)
 
 
-def query_window(meta: dict[str, Any]) -> tuple[int, int] | None:
-    """The question window of the training data, from the checkpoint's meta (if recorded)."""
-    data = meta.get("data")
-    options = data.get("options") if isinstance(data, dict) else None
-    if not isinstance(options, dict):
-        return None
-    before, after = options.get("query_tokens_before"), options.get("query_tokens_after")
-    if isinstance(before, int) and isinstance(after, int) and before >= 0 and after >= 0:
-        return before, after
-    return None
-
-
 def checkpoint_path(settings: Settings, mode: str) -> Path:
     if settings.checkpoint_dir is not None:
         return Path(settings.checkpoint_dir) / f"{mode}.pt"
@@ -74,9 +61,7 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
         ckpt.model.eval()
-        models[mode] = LoadedModel(
-            mode, ckpt.model, ckpt.vocab, ckpt.model_id, query_window(ckpt.meta)
-        )
+        models[mode] = LoadedModel(mode, ckpt.model, ckpt.vocab, ckpt.model_id, ckpt.query_window)
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
     if settings.default_mode not in models:
         raise FileNotFoundError(

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from encoder.text import PLACEHOLDER, entity_index, tokenize
 
@@ -69,18 +70,23 @@ def read_questions(path: str | os.PathLike[str]) -> Iterator[Question]:
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
-                q = Question(
-                    id=str(raw["id"]),
-                    document=str(raw["document"]),
-                    query=str(raw["query"]),
-                    answer=str(raw["answer"]),
-                    candidates=[str(c) for c in raw["candidates"]],
-                )
-                q.check()
+                q = question_from_json(json.loads(line))
             except (json.JSONDecodeError, KeyError, TypeError, DataError) as e:
                 raise DataError(f"{path}:{lineno}: {e}") from e
             yield q
+
+
+def question_from_json(raw: dict[str, Any]) -> Question:
+    """A checked Question from one parsed JSONL line (KeyError/TypeError/DataError if not)."""
+    q = Question(
+        id=str(raw["id"]),
+        document=str(raw["document"]),
+        query=str(raw["query"]),
+        answer=str(raw["answer"]),
+        candidates=[str(c) for c in raw["candidates"]],
+    )
+    q.check()
+    return q
 
 
 @dataclass(frozen=True)

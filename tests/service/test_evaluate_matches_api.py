@@ -1,0 +1,68 @@
+"""`cheapqa evaluate` prepares a user's plain-text question exactly as the answers route does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from encoder.anonymise import anonymise_document
+from encoder.checkpoint import load_checkpoint, save_checkpoint
+from encoder.evaluate import evaluate, read_any_questions
+from encoder.train import encode_questions
+from tests.service.conftest import AppClient, wait_status
+from tests.service.helpers import build_checkpoints
+from tests.service.texts import HARBOUR
+
+# A whole sentence, longer than the reader's question window on both sides of the blank.
+QUESTION = "When the sky turned grey the captain @placeholder said that Gull Rock would be hard."
+
+
+async def test_evaluate_scores_equal_the_answers_route(
+    app_client: AppClient, tmp_path: Path
+) -> None:
+    # A reader trained on questions cut to 3 words before and 2 after the blank.
+    checkpoints = build_checkpoints(tmp_path / "ckpt")
+    path = checkpoints / "linear.pt"
+    ckpt = load_checkpoint(path)
+    window = {"query_tokens_before": 3, "query_tokens_after": 2}
+    save_checkpoint(path, ckpt.model, ckpt.vocab, {"data": {"options": window}})
+    ckpt = load_checkpoint(path)
+    assert ckpt.query_window == (3, 2)
+
+    async with app_client(modes=["linear"], checkpoint_dir=checkpoints) as client:
+        response = await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
+        assert response.status_code == 202, response.text
+        await wait_status(client, "h", "indexed")
+        response = await client.post(
+            "/v1/documents/h/answers", json={"queries": [QUESTION], "top_k": 20}
+        )
+        assert response.status_code == 200, response.text
+        route = {a["entity"]: a["score"] for a in response.json()["results"][0]["answers"]}
+
+    data = tmp_path / "mine.jsonl"
+    line = {"id": "q", "document": HARBOUR, "query": QUESTION, "answer": "Halvard"}
+    data.write_text(json.dumps(line) + "\n")
+    questions, not_entities = read_any_questions(data, ckpt)
+    assert not_entities == 0 and len(questions) == 1
+    assert len(questions[0].query.split()) == 3 + 1 + 2  # cut to the window, as served
+    encoded = encode_questions(questions, ckpt.vocab)
+    with torch.no_grad():
+        scores = ckpt.model(
+            encoded.docs[0].unsqueeze(0),
+            torch.tensor([len(encoded.docs[0])]),
+            encoded.queries[0].unsqueeze(0),
+            torch.tensor([len(encoded.queries[0])]),
+            encoded.candidates,
+        )
+    n = len(questions[0].candidates)
+    probs = torch.softmax(scores[0, :n], dim=0).tolist()
+    names = anonymise_document(HARBOUR, max_entities=ckpt.model.config.max_entities).entities
+    assert set(route) == set(names)
+    for name, p in zip(names, probs, strict=True):
+        assert abs(route[name] - p) < 1e-4, (name, route[name], p)
+
+    result = evaluate(path, data)
+    best = max(route, key=lambda name: route[name])
+    assert result.accuracy == (1.0 if best == "Halvard" else 0.0)
