@@ -34,7 +34,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 _CONNECTORS = _words(
-    "of for de van von der den da di du la le del della des bin ibn al el y dos das ter"
+    "of for the de van von der den da di du do la le del della des bin ibn al el y dos das ter"
 )
 # Words that name an office or an honorific: they split a run and stay out of the name.
 _TITLES = _words(
@@ -45,9 +45,16 @@ _TITLES = _words(
     spokeswoman spokesperson chairman chairwoman chair chief commissioner director
     king queen prince princess duke duchess earl baron count countess emperor empress sultan
     sheikh emir ayatollah pope cardinal bishop archbishop rev reverend father pastor rabbi imam
-    judge justices magistrate attorney professor prof coach speaker leader executive whip
+    judge justice justices magistrate attorney professor prof coach speaker leader executive whip
     colonel col captain capt lieutenant lt sergeant sgt corporal admiral commander commodore
     gen brigadier marshal major inspector detective constable officer agent
+    mp mep msp mla ceo cfo cto coo councillor councilman councilwoman lawmaker legislator
+    librarian lawyer solicitor barrister prosecutor sheriff founder cofounder curator
+    biologist chemist physicist economist scientist researcher historian analyst engineer
+    architect designer journalist reporter editor photographer author novelist poet artist
+    singer actor actress producer manager striker midfielder defender goalkeeper winger
+    forward captain chef nurse doctor teacher headteacher principal activist campaigner
+    investor entrepreneur veteran rookie pitcher quarterback trainer referee umpire
     """
 )
 # Words that qualify an office: part of a title phrase when a title follows them.
@@ -56,7 +63,7 @@ _TITLE_MODIFIERS = _words(
     prime foreign home deputy vice acting interim former defence defense finance treasury
     interior health education trade justice opposition shadow state federal senior chief
     assistant associate executive general junior first lieutenant attorney surgeon grand crown
-    labor labour conservative liberal democratic republican
+    labor labour conservative liberal democratic republican majority minority
     """
 )
 _CALENDAR = _words(
@@ -172,6 +179,8 @@ _OF_HEADS = _words(
     order army navy corps chamber hall tower palace battle siege treaty bill act declaration
     festival tournament cup championship organisation organization agency authority centre
     center fund foundation trust company bill secretary minister community states group
+    administration commission office friends horn line association council society service
+    services agency board bureau institute laboratory laboratories library hospital museum
     """
 )
 
@@ -207,25 +216,65 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
             nxt_starts = j + 1 < n and _name_start(tokens, j + 1)
             if _name_start(tokens, j) or (t.text.startswith("'") and _is_initial(prev.text)):
                 j += 1  # a name word, an initial, "O" + "'Brien"
-            elif t.text == "-" and nxt_starts and _glued(prev, t) and _glued(t, tokens[j + 1]):
-                j += 1  # "Al-Qaeda", "Jean-Pierre"
+            elif t.text == "-" and j + 1 < n and _glued(prev, t) and _glued(t, tokens[j + 1]):
+                if not (nxt_starts or tokens[j + 1].text.isdigit()):
+                    break
+                j += 1  # "Al-Qaeda", "Jean-Pierre", "Aurora-2"
+            elif t.text.isdigit() and prev.text == "-":
+                j += 1
             elif (
                 t.text == "."
                 and nxt_starts
                 and (_is_initial(prev.text) or prev.text.lower() in _DOTTED)
             ):
                 j += 1  # "George W. Bush", "Dr. John Smith"
-            elif (
-                t.text in _CONNECTORS
-                and nxt_starts
-                and (t.text != "of" or prev.text.lower() in _OF_HEADS)
-            ):
-                j += 1  # "Ludwig van Beethoven", "Bank of England"; not "Smith of Sydney"
+            elif t.text == "'s" and nxt_starts and _glued(prev, t) and _institution(tokens, j + 1):
+                j += 1  # "St Mary's Hospital"; not "Kenya's Faith Kipyegon"
+            elif (joined := _connector_end(tokens, i, j)) > j:
+                j = joined  # "Bank of England", "Ludwig van der Berg", "Food and Drug ..."
             else:
                 break
         runs.append((i, j))
         i = j
     return runs
+
+
+def _connector_end(tokens: Sequence[_Token], start: int, j: int) -> int:
+    """Where a run continues after lower-case joiners at tokens[j:], or j when it does not.
+
+    "van der", "de la" and the like join always; "of" (with "the") after one word or an
+    institution ("Line of Control", "Office of the State Comptroller"), not after a person
+    ("John O'Brien of Sydney" is two names); "and"/"&" only into an institution's name
+    ("Food and Drug Administration").
+    """
+    n, k = len(tokens), j
+    while k < n and tokens[k].text in _CONNECTORS:
+        k += 1
+    if k == j and tokens[j].text not in ("and", "&"):
+        return j
+    if k == j:
+        k += 1  # "and" / "&"
+    if tokens[j].text == "the":
+        return j  # "the" only inside "of the"
+    if k >= n or not _name_start(tokens, k):
+        return j
+    head = tokens[j - 1].text.lower()
+    joiner = tokens[j].text
+    if joiner == "of":
+        return k if j - start == 1 or head in _OF_HEADS else j
+    if joiner == "for":
+        return k if head in _OF_HEADS else j
+    if joiner == "and":
+        return k if _institution(tokens, k) else j
+    return k
+
+
+def _institution(tokens: Sequence[_Token], k: int) -> bool:
+    """Whether the capitalised words from tokens[k] end in an institution's head noun."""
+    end = k
+    while end < len(tokens) and _name_start(tokens, end):
+        end += 1
+    return end > k and tokens[end - 1].text.lower() in _OF_HEADS
 
 
 # Titles that are surnames too ("Mervyn King"): kept at the end of a run.
@@ -249,8 +298,11 @@ def _title_end(words: Sequence[str], i: int) -> int:
         while j < len(words) and (words[j] in _TITLES or words[j] in ("general", "-")):
             j += 1
         return j
-    # "Attorney General", "Surgeon General": modifiers that end in "general".
-    return j if j > i + 1 and words[j - 1] == "general" else i
+    # "Attorney General": modifiers that end in "general"; "Chief Executive": a modifier that
+    # is an office itself.
+    if j > i + 1 and words[j - 1] == "general":
+        return j
+    return j if j > i and words[j - 1] in _TITLES else i
 
 
 _OFFICE_OBJECTS = _words("state defence defense justice health education the interior")
