@@ -52,6 +52,8 @@ class Recipe:
     embedding_lr_scale: float = 1.0  # 0 freezes the embeddings
     entity_scale: float = 1.5  # marker vectors: orthogonal, this many times a word's norm
     shuffle_entities: bool = True
+    entity_slots: str = "all"  # renumber into all E slots ("all") or among the used ("used")
+    freeze_markers: bool = False  # marker embeddings stay fixed random vectors
     max_validation: int = 2000  # questions per validation set (the first N)
     max_train: int | None = None  # per data set, the first N questions (quick trials)
 

@@ -52,6 +52,8 @@ class TrainOptions:
     embedding_lr_scale: float = 1.0  # 0 freezes the embeddings
     entity_scale: float = 1.5  # marker vectors: orthogonal, this many times a word's norm (0: off)
     shuffle_entities: bool = True
+    entity_slots: str = "used"  # renumber into all E slots, or "used" ones only
+    freeze_markers: bool = False  # marker embeddings stay their random initial vectors
     max_train: int | None = None  # use only the first N training questions (quick trials)
     resume: bool = True
     threads: int | None = None
@@ -105,7 +107,9 @@ def make_batch(data: Encoded, idx: Sequence[int], pad_id: int) -> Batch:
     )
 
 
-def permute_entities(batch: Batch, offset: int, generator: torch.Generator) -> Batch:
+def permute_entities(
+    batch: Batch, offset: int, generator: torch.Generator, all_slots: bool = True
+) -> Batch:
     """Renumber each example's entities: its used slots go to random slots among all E.
 
     Drawing from all E slots (not only the used ones) trains every slot, so a long document
@@ -116,10 +120,14 @@ def permute_entities(batch: Batch, offset: int, generator: torch.Generator) -> B
     for b in range(B):
         ids = torch.cat([batch.doc_ids[b], batch.query_ids[b]]) - offset
         used = torch.unique(ids[(ids >= 0) & (ids < E)])
-        targets = torch.randperm(E, generator=generator)
-        # used slots take the first targets; the rest fill the remaining slots (a permutation).
         unused = torch.ones(E, dtype=torch.bool)
         unused[used] = False
+        if all_slots:
+            targets = torch.randperm(E, generator=generator)
+        else:  # among the used slots only; the others stay where they are
+            shuffled = used[torch.randperm(len(used), generator=generator)]
+            targets = torch.cat([shuffled, unused.nonzero().squeeze(1)])
+        # used slots take the first targets, the rest fill the remaining slots (a permutation)
         perm[b, used] = targets[: len(used)]
         perm[b, unused] = targets[len(used) :]
 
@@ -271,6 +279,8 @@ def recipe_of(options: TrainOptions) -> Recipe:
         embedding_lr_scale=options.embedding_lr_scale,
         entity_scale=options.entity_scale,
         shuffle_entities=options.shuffle_entities,
+        entity_slots=options.entity_slots,
+        freeze_markers=options.freeze_markers,
         max_validation=10**9,
         max_train=options.max_train,
     )
@@ -362,6 +372,11 @@ def train_recipe(
         groups.append({"params": embed_params, "lr_scale": recipe.embedding_lr_scale})
     else:
         model.embedding.weight.requires_grad_(False)
+    if recipe.freeze_markers and recipe.embedding_lr_scale > 0:
+        # Fixed random marker vectors: every slot is alike, so what is learnt for one entity
+        # number holds for all E, trained often or not.
+        markers = torch.arange(vocab.entity_offset, vocab.entity_offset + vocab.max_entities)
+        model.embedding.weight.register_hook(lambda g: g.index_fill(0, markers, 0.0))
     optimizer = torch.optim.Adam(groups, lr=recipe.stages[0].lr)
     history = History()
     pos = _Position()
@@ -439,7 +454,9 @@ def train_recipe(
                 idx = pos.order[pos.batch]
                 b = make_batch(data, idx, vocab.pad_id)
                 if recipe.shuffle_entities:
-                    b = permute_entities(b, vocab.entity_offset, generator)
+                    b = permute_entities(
+                        b, vocab.entity_offset, generator, recipe.entity_slots == "all"
+                    )
                 scores = model(
                     b.doc_ids, b.doc_lengths, b.query_ids, b.query_lengths, b.candidate_mask
                 )
