@@ -34,7 +34,7 @@ from bench.corpus import LoadDocument
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import index_documents
 from encoder.modes import Mode
-from service.answering import answers_body, query_token_ids, rank_answers
+from service.answering import answers_body, cloze_sentences, query_token_ids, rank_answers
 from service.app import create_app
 from service.deps import Runtime
 from service.schemas import AnswersIn
@@ -196,7 +196,8 @@ async def _one_request(
     state = record.states[mode]
 
     t = clock()
-    ids = query_token_ids(model, parsed.queries, record.entities)
+    clozes = cloze_sentences(parsed.queries)
+    ids = query_token_ids(model, clozes, record.entities)
     us["tokenise"] = clock() - t
 
     t = clock()
@@ -214,7 +215,9 @@ async def _one_request(
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()
-    out = answers_body(doc_id, mode, model.model_id, parsed.queries, record.entities, ranked)
+    out = answers_body(
+        doc_id, mode, model.model_id, parsed.queries, clozes, record.entities, ranked
+    )
     out.model_dump_json().encode()
     us["respond"] = clock() - t
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from cli import bench, config, data, evaluate, loadtest, serve, soak, train, worker
-from service.settings import Settings
+from service.settings import InvalidSetting, Settings, load_settings
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
@@ -31,7 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    settings = Settings()
+    try:
+        settings = load_settings()
+    except InvalidSetting as exc:
+        # One line that names the variable, no traceback: a typo is not a crash.
+        print(f"cheapqa: {exc}", file=sys.stderr)
+        return 2
     handler: Handler = args.handler
     return handler(args, settings)
 

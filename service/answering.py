@@ -1,6 +1,7 @@
 """Answering cloze questions about one stored document.
 
-tokens  = anonymise_query(question, document's entity map)   per question
+cloze   = to_cloze(question)  (a plain Who/Whom/Whose question rewritten; service/questions)
+tokens  = anonymise_query(cloze, document's entity map)      per question
 Q       = query GRU over all questions                        (m, k)  via the batcher
 R       = lookup(state, Q)                                   (m, k)  the state used once
 scores  = W_o tanh(W_r R + W_q Q), masked to the document's entities   (m, E)
@@ -22,6 +23,7 @@ from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
 from service.indexing import indexed_record, require_current
 from service.metrics import Metrics
+from service.questions import UnsupportedQuestion, to_cloze
 from service.readers import LoadedModel
 from service.schemas import Answer, AnswersIn, AnswersOut, QueryAnswers
 from service.settings import Settings
@@ -70,11 +72,23 @@ def rank_answers(
     return RankedAnswers(slots=top.indices.tolist(), scores=top.values.tolist())
 
 
+def cloze_sentences(queries: list[str]) -> list[str]:
+    """The cloze sentence each query asks; raises ValueError naming the query at fault."""
+    out = []
+    for i, query in enumerate(queries):
+        try:
+            out.append(to_cloze(query))
+        except UnsupportedQuestion as exc:
+            raise ValueError(f"query {i}: {exc}") from exc
+    return out
+
+
 def answers_body(
     doc_id: str,
     mode: str,
     model_id: str,
     queries: list[str],
+    clozes: list[str],
     entities: list[str],
     ranked: RankedAnswers,
 ) -> AnswersOut:
@@ -82,12 +96,15 @@ def answers_body(
     results = [
         QueryAnswers(
             query=query,
+            cloze=cloze,
             answers=[
                 Answer(entity=entities[slot], score=score)
                 for slot, score in zip(slots, scores, strict=True)
             ],
         )
-        for query, slots, scores in zip(queries, ranked.slots, ranked.scores, strict=True)
+        for query, cloze, slots, scores in zip(
+            queries, clozes, ranked.slots, ranked.scores, strict=True
+        )
     ]
     return AnswersOut(id=doc_id, mode=mode, model_id=model_id, results=results)
 
@@ -129,12 +146,16 @@ async def answer_queries(
     require_current(record, models, (mode,))
     state = record.states[mode]
     try:
-        query_ids = query_token_ids(model, body.queries, record.entities)
+        clozes = cloze_sentences(body.queries)
+        query_ids = query_token_ids(model, clozes, record.entities)
     except ValueError as exc:
         raise BadRequest(str(exc), code="bad_query") from exc
     n_entities = len(record.entities)
     if n_entities == 0:
-        results = [QueryAnswers(query=q, answers=[]) for q in body.queries]
+        results = [
+            QueryAnswers(query=q, cloze=c, answers=[])
+            for q, c in zip(body.queries, clozes, strict=True)
+        ]
         return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)
 
     Q = await batcher.encode(model, query_ids)  # (m, k)
@@ -146,4 +167,4 @@ async def answer_queries(
         # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
         ranked = rank_answers(model, state, Q, n_entities, body.top_k)
     metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
-    return answers_body(doc_id, mode, model.model_id, body.queries, record.entities, ranked)
+    return answers_body(doc_id, mode, model.model_id, body.queries, clozes, record.entities, ranked)

@@ -25,7 +25,7 @@ from service.ingest.queue import IngestQueue
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
 from service.readers import load_models
-from service.routers import answers, documents, health
+from service.routers import answers, documents, health, models
 from service.settings import Settings
 from store.base import DocumentStore
 from store.factory import is_embedded
@@ -140,6 +140,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(documents.router)
     app.include_router(answers.router)
+    app.include_router(models.router)
     app.include_router(health.router)
 
     app.add_middleware(LatencyMiddleware, metrics=runtime.metrics)

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Collection, Sequence
 from typing import TypeVar
 
-from store.base import DocumentStore
+from store.base import DocumentPage, DocumentStore
 from store.errors import StoreUnavailable
 from store.record import DocumentRecord
 
@@ -43,6 +43,9 @@ class BoundedStore:
 
     async def delete(self, doc_id: str) -> bool:
         return await self._bounded(self.inner.delete(doc_id))
+
+    async def list_documents(self, limit: int, cursor: str | None = None) -> DocumentPage:
+        return await self._bounded(self.inner.list_documents(limit, cursor))
 
     async def ping(self) -> None:
         await self._bounded(self.inner.ping())

@@ -1,7 +1,8 @@
 """Indexing policy: what a POST of documents, an append, and a read of a document do.
 
 The routes parse and respond; the decisions live here, once:
-- idempotency: the same id with the same text is the same document, nothing is re-encoded;
+- idempotency: the same id with the same text and candidates is the same document, nothing
+  is re-encoded (other candidates index it again);
 - re-queueing: a record queued longer ago than the claim timeout may have lost its queue
   entry, and a record built by other models than the loaded ones is indexed again;
 - `is_current`: whether a record's states were built by the loaded models (the worker asks
@@ -26,9 +27,25 @@ from service.errors import (
 )
 from service.ingest.queue import IngestJob, IngestQueue
 from service.readers import LoadedModel
-from service.schemas import DocumentAccepted, DocumentIn, DocumentInfo, DocumentsAccepted
+from service.schemas import (
+    DocumentAccepted,
+    DocumentEntities,
+    DocumentIn,
+    DocumentInfo,
+    DocumentList,
+    DocumentsAccepted,
+    DocumentSummary,
+    EntityMentions,
+)
 from service.settings import Settings
-from service.texts import anonymise, appended_hash, derived_id, text_hash
+from service.texts import (
+    anonymise,
+    appended_hash,
+    derived_id,
+    entity_budget,
+    posting_hash,
+    text_hash,
+)
 from store.base import DocumentStore
 from store.record import DocumentRecord, Status, now
 
@@ -60,6 +77,9 @@ def document_info(record: DocumentRecord) -> DocumentInfo:
         status=record.status,
         tokens=record.tokens,
         entities=len(record.entities),
+        entity_slots=record.entity_slots,
+        entities_unplaced=len(record.unplaced),
+        candidates_not_found=list(record.candidates_not_found),
         modes=sorted(record.model_ids if record.status == Status.INDEXED else {}),
         bytes_stored=dict(record.state_bytes),
         model_ids=dict(record.model_ids),
@@ -67,6 +87,32 @@ def document_info(record: DocumentRecord) -> DocumentInfo:
         error=record.error,
         created_at=record.created_at,
         updated_at=record.updated_at,
+    )
+
+
+def document_entities(record: DocumentRecord) -> DocumentEntities:
+    # A format-1 record kept no counts: its mentions are unknown (None), not zero.
+    counts: list[int | None] = (
+        list(record.mentions)
+        if len(record.mentions) == len(record.entities)
+        else [None] * len(record.entities)
+    )
+    return DocumentEntities(
+        id=record.id,
+        entities=[
+            EntityMentions(entity=name, mentions=n)
+            for name, n in zip(record.entities, counts, strict=True)
+        ],
+        entity_slots=record.entity_slots,
+        unplaced=list(record.unplaced),
+    )
+
+
+async def list_documents(store: DocumentStore, limit: int, cursor: str | None) -> DocumentList:
+    page = await store.list_documents(limit, cursor)
+    return DocumentList(
+        documents=[DocumentSummary(id=doc_id, status=status) for doc_id, status in page.documents],
+        next_cursor=page.next_cursor,
     )
 
 
@@ -122,13 +168,14 @@ def _check_batch(documents: Sequence[DocumentIn], max_batch: int, max_bytes: int
 
 
 def _document_ids(documents: Sequence[DocumentIn], hashes: Sequence[str]) -> list[str]:
-    """Each document's id (given, or derived from its text); one id, one text per batch."""
-    ids = [doc.id or derived_id(h) for doc, h in zip(documents, hashes, strict=True)]
+    """Each document's id (given, or derived from its text alone); one id, one posting (text
+    and candidates) per batch."""
+    ids = [doc.id or derived_id(text_hash(doc.text)) for doc in documents]
     seen: dict[str, str] = {}
     for i, (doc_id, h) in enumerate(zip(ids, hashes, strict=True)):
         if seen.setdefault(doc_id, h) != h:
             raise BadRequest(
-                f"id {doc_id!r} appears twice in the batch with different text",
+                f"id {doc_id!r} appears twice in the batch with different text or candidates",
                 {"index": i, "id": doc_id},
                 code="duplicate_id",
             )
@@ -156,9 +203,10 @@ async def index_documents(
     status_url: Callable[[str], str],
 ) -> DocumentsAccepted:
     """Records each document as `queued` and puts it on the ingestion queue, unless it is
-    already indexed (or queued) with the same text; `models` may be empty while loading."""
+    already indexed (or queued) with the same text and candidates; `models` may be empty
+    while loading."""
     _check_batch(documents, settings.max_batch_documents, settings.max_document_bytes)
-    hashes = [text_hash(doc.text) for doc in documents]
+    hashes = [posting_hash(doc.text, doc.candidates) for doc in documents]
     ids = _document_ids(documents, hashes)
     unique_ids = list(dict.fromkeys(ids))
     existing = dict(zip(unique_ids, await store.get_many(unique_ids, modes=()), strict=True))
@@ -190,6 +238,16 @@ async def index_documents(
     return DocumentsAccepted(documents=list(accepted.values()))
 
 
+def _added_mentions(record: DocumentRecord, appended: list[int]) -> list[int]:
+    """The record's mention counts plus the appended text's (which cover the known entities
+    first, then the new ones); unknown (empty) stays unknown."""
+    if len(record.mentions) != len(record.entities):
+        return []
+    return [old + new for old, new in zip(record.mentions, appended, strict=False)] + appended[
+        len(record.mentions) :
+    ]
+
+
 async def append_text(
     doc_id: str,
     text: str,
@@ -219,6 +277,10 @@ async def append_text(
         status=Status.INDEXED,
         tokens=record.tokens + len(anon.tokens),
         entities=anon.entities,
+        mentions=_added_mentions(record, anon.mentions),
+        unplaced=[*record.unplaced, *(n for n in anon.unplaced if n not in record.unplaced)],
+        candidates_not_found=[n for n in record.candidates_not_found if n not in anon.entities],
+        entity_slots=entity_budget(models),
         model_ids=dict(record.model_ids),
         created_at=record.created_at,
         states=await asyncio.to_thread(extend_all),

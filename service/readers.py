@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from encoder.checkpoint import default_checkpoint_path, load_checkpoint
 from encoder.model import Reader
 from encoder.vocab import Vocabulary
+from service.schemas import ModelInfo, ModelsOut
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -26,14 +29,75 @@ class LoadedModel:
     # (tokens before, tokens after) @placeholder that the reader's training questions kept;
     # served questions are cut the same way. None: questions are used whole.
     query_window: tuple[int, int] | None = None
+    trained_on: str = "unknown"  # from the checkpoint's meta
+    test_accuracy: float | None = None  # recorded for this very checkpoint, or unknown
 
     @property
     def max_entities(self) -> int:
         return self.reader.config.max_entities
 
+    @property
+    def entity_slots(self) -> int:
+        """The most entities a document can answer with: the reader's slots, or fewer when
+        the vocabulary holds fewer entity markers."""
+        return min(self.max_entities, self.vocab.max_entities)
+
     def token_ids(self, tokens: Sequence[str]) -> torch.Tensor:
         """Tokens -> 1-D long tensor of this model's vocabulary ids."""
         return torch.tensor(self.vocab.encode(list(tokens)), dtype=torch.long)
+
+
+def trained_on(meta: dict[str, Any]) -> str:
+    """What the checkpoint's meta says it was trained on: its recipe's stages, or the data
+    folder of an older run; "unknown" when it says neither."""
+    recipe = meta.get("recipe")
+    stages = recipe.get("stages") if isinstance(recipe, dict) else None
+    if isinstance(stages, list) and stages:
+        parts = []
+        for stage in stages:
+            if isinstance(stage, dict):
+                folders = [str(d[0]) for d in stage.get("data", ()) if isinstance(d, list | tuple)]
+                parts.append(f"{stage.get('name', '?')} ({', '.join(folders)})")
+        return "staged recipe: " + "; ".join(parts)
+    options = meta.get("train_options")
+    if isinstance(options, dict) and options.get("data_dir"):
+        return f"data set {options['data_dir']}"
+    return "unknown"
+
+
+def recorded_test_accuracy(
+    meta: dict[str, Any], index_path: Path, mode: str, model_id: str
+) -> float | None:
+    """The checkpoint's own test accuracy, else the one the folder's index.json records for
+    this mode, if the index names this very model; None when neither does."""
+    own = meta.get("test_accuracy")
+    if isinstance(own, int | float):
+        return float(own)
+    try:
+        entry = json.loads(index_path.read_text())["modes"][mode]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    accuracy = entry.get("test_accuracy") if isinstance(entry, dict) else None
+    if entry.get("model_id") != model_id or not isinstance(accuracy, int | float):
+        return None
+    return float(accuracy)
+
+
+def describe_models(models: Mapping[str, LoadedModel]) -> ModelsOut:
+    return ModelsOut(
+        models=[
+            ModelInfo(
+                mode=mode,
+                model_id=m.model_id,
+                k=m.reader.config.hidden_size,
+                entity_slots=m.entity_slots,
+                vocabulary=len(m.vocab),
+                trained_on=m.trained_on,
+                test_accuracy=m.test_accuracy,
+            )
+            for mode, m in models.items()
+        ]
+    )
 
 
 def checkpoint_path(settings: Settings, mode: str) -> Path:
@@ -61,7 +125,15 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
         ckpt.model.eval()
-        models[mode] = LoadedModel(mode, ckpt.model, ckpt.vocab, ckpt.model_id, ckpt.query_window)
+        models[mode] = LoadedModel(
+            mode,
+            ckpt.model,
+            ckpt.vocab,
+            ckpt.model_id,
+            ckpt.query_window,
+            trained_on(ckpt.meta),
+            recorded_test_accuracy(ckpt.meta, path.parent / "index.json", mode, ckpt.model_id),
+        )
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
     if settings.default_mode not in models:
         raise FileNotFoundError(

@@ -44,8 +44,13 @@ class DocumentAccepted(BaseModel):
     id: str
     status: Status
     status_url: str
-    text_hash: str
-    enqueued: bool = Field(description="False when the same id and text were already known.")
+    text_hash: str = Field(
+        description="Hash of the text (and of the candidates, when given): the version of the "
+        "document this posting made."
+    )
+    enqueued: bool = Field(
+        description="False when the same id, text and candidates were already known."
+    )
 
 
 class DocumentsAccepted(BaseModel):
@@ -57,13 +62,60 @@ class DocumentInfo(BaseModel):
     status: Status
     tokens: int
     entities: int = Field(description="Number of entity slots the document uses.")
+    entity_slots: int | None = Field(
+        description="Entity slots of the models that indexed it (the most entities they can "
+        "answer with); null when unknown (indexed before this was kept, or not yet indexed)."
+    )
+    entities_unplaced: int = Field(
+        description="Names found beyond the entity slots: they stay plain words and can never "
+        "be an answer (listed by GET /v1/documents/{id}/entities)."
+    )
+    candidates_not_found: list[str] = Field(
+        description="Names given as `candidates` that never occur in the text."
+    )
     modes: list[str]
     bytes_stored: dict[str, int]
     model_ids: dict[str, str]
-    text_hash: str
+    text_hash: str = Field(
+        description="Hash of the text (and candidates, when given); an append chains it."
+    )
     error: str | None
     created_at: float
     updated_at: float
+
+
+class DocumentSummary(BaseModel):
+    id: str
+    status: Status
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentSummary] = Field(description="In id order.")
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null on the last page."
+    )
+
+
+class EntityMentions(BaseModel):
+    entity: str = Field(description="The whole name, as answers give it.")
+    mentions: int | None = Field(
+        description="How often the text mentions it (by its name or an alias); null for "
+        "documents indexed before counts were kept."
+    )
+
+
+class DocumentEntities(BaseModel):
+    id: str
+    entities: list[EntityMentions] = Field(
+        description="The entities answers can name, in order of first mention (slot order)."
+    )
+    entity_slots: int | None = Field(
+        description="Entity slots of the models that indexed it; null when unknown."
+    )
+    unplaced: list[str] = Field(
+        description="Names found beyond the entity slots, in order of first mention: they stay "
+        "plain words and are never answers."
+    )
 
 
 class AppendIn(_Body):
@@ -73,7 +125,9 @@ class AppendIn(_Body):
 class AnswersIn(_Body):
     # A question is a sentence: the length cap keeps tokenizing it cheap.
     queries: list[Annotated[str, Field(min_length=1, max_length=4000)]] = Field(
-        min_length=1, description="Cloze questions, each with exactly one @placeholder."
+        min_length=1,
+        description="Cloze sentences with exactly one @placeholder, or plain questions "
+        "starting with Who, Whom, Whose or 'Which <noun>', turned into cloze sentences.",
     )
     mode: Mode | None = Field(default=None, description="Attention mode; default from settings.")
     top_k: int = Field(default=5, ge=1)
@@ -86,6 +140,10 @@ class Answer(BaseModel):
 
 class QueryAnswers(BaseModel):
     query: str
+    cloze: str = Field(
+        description="The cloze sentence asked: the query itself, or the plain question turned "
+        "into one."
+    )
     answers: list[Answer]
 
 
@@ -94,6 +152,23 @@ class AnswersOut(BaseModel):
     mode: str
     model_id: str
     results: list[QueryAnswers]
+
+
+class ModelInfo(BaseModel):
+    mode: str
+    model_id: str
+    k: int = Field(description="Hidden size: the state is k×k (linear, gated) or k (none).")
+    entity_slots: int = Field(description="The most entities one document can answer with.")
+    vocabulary: int = Field(description="Words in the vocabulary.")
+    trained_on: str = Field(description="What it was trained on, from the checkpoint's meta.")
+    test_accuracy: float | None = Field(
+        description="Accuracy on its test set when recorded for this very checkpoint; null "
+        "when unknown."
+    )
+
+
+class ModelsOut(BaseModel):
+    models: list[ModelInfo]
 
 
 class Health(BaseModel):

@@ -5,13 +5,32 @@ Built once at the entry point (CLI) and passed down; no other module reads the e
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BeforeValidator, Field, ValidationError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from encoder.modes import MODES, Mode
+
+LIST_FORMS = 'a comma-separated list (linear,gated) or a JSON list (["linear", "gated"])'
+
+
+def _list_setting(value: object) -> object:
+    """A list typed into the environment: a JSON list, or comma-separated values."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            return json.loads(text)  # a ValueError here is a validation error of the setting
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
+# NoDecode: the environment's string reaches `_list_setting` instead of a JSON parse.
+ListSetting = Annotated[list[str], NoDecode, BeforeValidator(_list_setting)]
+ModesSetting = Annotated[list[Mode], NoDecode, BeforeValidator(_list_setting)]
 
 
 class Settings(BaseSettings):
@@ -28,7 +47,9 @@ class Settings(BaseSettings):
     redis_timeout_s: float = Field(default=2.0, gt=0, description="Socket timeout for Redis calls.")
 
     # --- models ---
-    modes: list[Mode] = Field(default_factory=lambda: list(MODES))
+    modes: ModesSetting = Field(
+        default_factory=lambda: list(MODES), description=f"Modes to serve: {LIST_FORMS}."
+    )
     default_mode: Mode = "linear"
     checkpoint_dir: Path | None = Field(
         default=None, description="Folder with <mode>.pt checkpoints; None means the shipped ones."
@@ -44,8 +65,9 @@ class Settings(BaseSettings):
     # --- HTTP ---
     host: str = "127.0.0.1"
     port: int = 8000
-    api_keys: list[str] = Field(
-        default_factory=list, description="When non-empty, /v1 routes need a Bearer key."
+    api_keys: ListSetting = Field(
+        default_factory=list,
+        description=f"When non-empty, /v1 routes need a Bearer key; {LIST_FORMS}.",
     )
 
     # --- limits ---
@@ -70,3 +92,38 @@ class Settings(BaseSettings):
         description="Run an ingestion worker inside `cheapqa serve`; None: only with the "
         "embedded store.",
     )
+
+
+class InvalidSetting(ValueError):
+    """A CHEAPQA_* variable holds a value its setting does not accept; the message is one
+    line that names the variable and what it accepts."""
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; raises InvalidSetting (one line) for a bad value."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise InvalidSetting(invalid_setting_line(exc)) from None
+    except SettingsError as exc:
+        raise InvalidSetting(f"invalid setting: {exc}") from None
+
+
+def invalid_setting_line(exc: ValidationError) -> str:
+    """One line for every wrong variable: its name, the value, and what it accepts."""
+    prefix = Settings.model_config.get("env_prefix", "")
+    parts = []
+    for error in exc.errors():
+        field, *where = (str(part) for part in error["loc"])
+        item = f" (item {int(where[0]) + 1})" if where and where[0].isdigit() else ""
+        msg = str(error["msg"])
+        problem = (
+            f"should be {msg.removeprefix('Input should be ')}"
+            if msg.startswith("Input should be ")
+            else msg.removeprefix("Value error, ")
+        )
+        if NoDecode in Settings.model_fields[field].metadata:
+            problem += f"; a list is {LIST_FORMS}"
+        value = json.dumps(error["input"], ensure_ascii=False, default=str)[:80]
+        parts.append(f"{prefix}{field.upper()}={value}{item}: {problem}")
+    return ("invalid setting " + "; ".join(parts)).replace("\n", " ")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 
 from encoder.anonymise import AnonymisedText, anonymise_document
 from service.readers import LoadedModel
@@ -12,6 +13,24 @@ from service.readers import LoadedModel
 def text_hash(text: str) -> str:
     """sha256 of the text: with the id, it decides whether a POST is a new document."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def posting_hash(text: str, candidates: Sequence[str] | None) -> str:
+    """What a posted document is known by: its text and, when given, its candidates. With
+    the id it decides whether a POST is a new document, so the same text posted with other
+    candidates is indexed again; without candidates it is the text hash."""
+    h = text_hash(text)
+    if candidates is None:
+        return h
+    given = json.dumps(list(candidates), ensure_ascii=False)
+    return hashlib.sha256(f"{h}\n".encode() + given.encode()).hexdigest()
+
+
+def candidates_not_found(candidates: Sequence[str] | None, anon: AnonymisedText) -> list[str]:
+    """Names the client gave that never occur in the text (reported, not silently dropped)."""
+    placed = {*anon.entities, *anon.unplaced}
+    given = dict.fromkeys(c.strip() for c in candidates or () if c.strip())
+    return [name for name in given if name not in placed]
 
 
 def appended_hash(old_hash: str, appended: str) -> str:
@@ -26,7 +45,7 @@ def derived_id(text_hash_hex: str) -> str:
 
 def entity_budget(models: Mapping[str, LoadedModel]) -> int:
     """Entity slots every loaded model can answer with (the entity map is shared by modes)."""
-    return min(min(m.max_entities, m.vocab.max_entities) for m in models.values())
+    return min(m.entity_slots for m in models.values())
 
 
 def anonymise(

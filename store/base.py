@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from encoder.modes import MODES
 from encoder.state import DocumentState
 from store.codec import Dtype, decode_state, encode_state
 from store.errors import StateCodecError
-from store.record import DocumentRecord, check_doc_id
+from store.record import DocumentRecord, Status, check_doc_id
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    """One page of the store's documents, in id order; `next_cursor` is None on the last."""
+
+    documents: list[tuple[str, Status]]  # (id, status)
+    next_cursor: str | None
 
 
 class DocumentStore(Protocol):
@@ -34,6 +43,11 @@ class DocumentStore(Protocol):
 
     async def delete(self, doc_id: str) -> bool:
         """Removes the document and its states; whether there was one."""
+        ...
+
+    async def list_documents(self, limit: int, cursor: str | None = None) -> DocumentPage:
+        """Up to `limit` documents with ids after `cursor` (the last id of the page before),
+        in id order: pages stay stable while documents come and go."""
         ...
 
     async def ping(self) -> None:

@@ -17,10 +17,17 @@ from pathlib import Path
 from typing import TypeVar
 
 from connections.sqlite import write_transaction
-from store.base import encode_states, wanted_modes, with_states
+from store.base import DocumentPage, encode_states, wanted_modes, with_states
 from store.codec import Dtype
 from store.errors import StoreError, StoreUnavailable
-from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
+from store.record import (
+    DocumentRecord,
+    Status,
+    check_doc_id,
+    meta_from_json,
+    meta_to_json,
+    now,
+)
 
 T = TypeVar("T")
 
@@ -138,6 +145,24 @@ class SqliteDocumentStore:
             finally:
                 conn.execute("COMMIT")
         return metas, blobs
+
+    async def list_documents(self, limit: int, cursor: str | None = None) -> DocumentPage:
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+
+        def read() -> list[tuple[str, str]]:
+            with self._reader() as conn:
+                # The primary key's order (binary, as Redis's ZRANGEBYLEX): one index scan.
+                rows = conn.execute(
+                    "SELECT id, json_extract(meta, '$.status') FROM documents "
+                    "WHERE id > ? ORDER BY id LIMIT ?",
+                    (cursor or "", limit + 1),
+                )
+                return list(rows)
+
+        rows = await self._run(read)
+        page = [(doc_id, Status(status)) for doc_id, status in rows[:limit]]
+        return DocumentPage(page, page[-1][0] if len(rows) > limit else None)
 
     # --- writes ---
 

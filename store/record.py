@@ -26,6 +26,12 @@ def check_doc_id(doc_id: str) -> None:
         )
 
 
+# The metadata's format: 1 had no "schema" key; 2 adds mention counts, unplaced names, names
+# given as candidates but never found, and the entity slots. A record of format 1 reads with
+# those unknown (empty lists, None); code that knows only format 1 ignores the new keys.
+RECORD_SCHEMA = 2
+
+
 class Status(StrEnum):
     QUEUED = "queued"
     INDEXED = "indexed"
@@ -39,6 +45,11 @@ class DocumentRecord:
     status: Status
     tokens: int = 0
     entities: list[str] = field(default_factory=list)  # entities[i] is the surface of @entity{i}
+    # mentions[i]: how often @entity{i} occurs; empty when unknown (a format-1 record)
+    mentions: list[int] = field(default_factory=list)
+    unplaced: list[str] = field(default_factory=list)  # names found beyond the entity slots
+    candidates_not_found: list[str] = field(default_factory=list)  # given, never in the text
+    entity_slots: int | None = None  # the slots the indexing models had; None when unknown
     model_ids: dict[str, str] = field(default_factory=dict)  # mode -> model id that built it
     error: str | None = None
     created_at: float = 0.0  # unix seconds
@@ -52,11 +63,16 @@ class DocumentRecord:
 def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float) -> bytes:
     """Everything but the states, as UTF-8 JSON; times left at 0.0 become `now`."""
     meta = {
+        "schema": RECORD_SCHEMA,
         "id": record.id,
         "text_hash": record.text_hash,
         "status": str(record.status),
         "tokens": record.tokens,
         "entities": record.entities,
+        "mentions": record.mentions,
+        "unplaced": record.unplaced,
+        "candidates_not_found": record.candidates_not_found,
+        "entity_slots": record.entity_slots,
         "model_ids": record.model_ids,
         "error": record.error,
         "created_at": record.created_at or now,
@@ -67,13 +83,19 @@ def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float
 
 
 def meta_from_json(data: bytes | str) -> DocumentRecord:
+    """Reads format 1 and 2 (keys format 1 lacks read as unknown)."""
     meta: dict[str, Any] = json.loads(data)
+    slots = meta.get("entity_slots")
     return DocumentRecord(
         id=meta["id"],
         text_hash=meta["text_hash"],
         status=Status(meta["status"]),
         tokens=int(meta["tokens"]),
         entities=list(meta["entities"]),
+        mentions=[int(m) for m in meta.get("mentions", ())],
+        unplaced=list(meta.get("unplaced", ())),
+        candidates_not_found=list(meta.get("candidates_not_found", ())),
+        entity_slots=None if slots is None else int(slots),
         model_ids=dict(meta["model_ids"]),
         error=meta["error"],
         created_at=float(meta["created_at"]),

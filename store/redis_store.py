@@ -5,6 +5,12 @@ Keys: `{prefix}:doc:{<id>}:meta` (JSON) and `{prefix}:doc:{<id>}:state:<mode>` (
 write (one Lua script) and the read (one MGET) touch a single slot and work on a cluster.
 The id inside the tag is percent-encoded: the id rule (store/record.py) admits `:`, and
 encoding keeps any id from ending the tag or faking a key suffix.
+
+`{prefix}:doc-ids` is a sorted set of every id (all scores 0, so in id order) that pages the
+listing. It lives in its own slot, so it cannot join a document's atomic write: an id is
+added before an unconditional write and after a conditional one that wrote, and removed
+after a delete. An id whose document is gone is skipped when listing; a document whose id a
+racing delete removed is added back by its next conditional write (the worker's).
 """
 
 from __future__ import annotations
@@ -18,10 +24,17 @@ from redis.exceptions import RedisError
 
 from connections.redis_client import RedisClient
 from encoder.modes import MODES
-from store.base import encode_states, wanted_modes, with_states
+from store.base import DocumentPage, encode_states, wanted_modes, with_states
 from store.codec import Dtype
 from store.errors import StoreUnavailable
-from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
+from store.record import (
+    DocumentRecord,
+    Status,
+    check_doc_id,
+    meta_from_json,
+    meta_to_json,
+    now,
+)
 
 # KEYS: meta, then one state key per mode in MODES order.
 # ARGV: check flag ("1" or "0"), expected text hash, meta JSON, then one value per mode
@@ -53,6 +66,7 @@ class RedisDocumentStore:
         self.client = client
         self.key_prefix = key_prefix
         self.dtype: Dtype = dtype
+        self.ids_key = f"{key_prefix}:doc-ids".encode()
         self._put_script = client.register_script(_PUT_SCRIPT)
 
     def doc_key(self, doc_id: str, suffix: str) -> bytes:
@@ -86,6 +100,27 @@ class RedisDocumentStore:
             results = await pipe.execute()
         return [_record(values, wanted) for values in results]
 
+    async def list_documents(self, limit: int, cursor: str | None = None) -> DocumentPage:
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        found: list[tuple[str, Status]] = []
+        after = cursor
+        async with _redis_errors():
+            while len(found) <= limit:
+                want = limit + 1 - len(found)
+                low = b"-" if after is None else b"(" + after.encode()
+                raw = await self.client.zrangebylex(self.ids_key, low, b"+", start=0, num=want)
+                ids = [i.decode() if isinstance(i, bytes) else i for i in raw]
+                if not ids:
+                    break
+                records = await self.get_many(ids, modes=())
+                found += [(r.id, r.status) for r in records if r is not None]
+                after = ids[-1]
+                if len(ids) < want:
+                    break
+        page = found[:limit]
+        return DocumentPage(page, page[-1][0] if len(found) > limit else None)
+
     # --- writes ---
 
     async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
@@ -99,8 +134,12 @@ class RedisDocumentStore:
             *(blobs.get(mode, b"") for mode in MODES),
         ]
         async with _redis_errors():
-            wrote = await self._put_script(keys=keys, args=args)
-        return bool(wrote)
+            if expect_text_hash is None:
+                await self.client.zadd(self.ids_key, {record.id.encode(): 0})
+            wrote = bool(await self._put_script(keys=keys, args=args))
+            if wrote and expect_text_hash is not None:
+                await self.client.zadd(self.ids_key, {record.id.encode(): 0})
+        return wrote
 
     async def delete(self, doc_id: str) -> bool:
         keys = self._read_keys(doc_id, MODES)
@@ -108,6 +147,7 @@ class RedisDocumentStore:
             # States never exist without their metadata (puts are atomic): any key deleted
             # means the document existed.
             deleted = await self.client.delete(*keys)
+            await self.client.zrem(self.ids_key, doc_id.encode())
         return deleted > 0
 
     # --- lifecycle ---

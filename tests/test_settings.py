@@ -1,9 +1,13 @@
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from service.settings import Settings
+from tests.processes import ROOT
 
 
 def test_settings_read_prefixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,3 +37,53 @@ def test_settings_reject_bad_values(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_settings_ignore_unprefixed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STORE_URL", "redis://nope")
     assert Settings().store_url == ""
+
+
+@pytest.mark.parametrize(
+    ("typed", "modes"),
+    [
+        ("linear,gated", ["linear", "gated"]),
+        (" linear , softmax ,", ["linear", "softmax"]),
+        ('["none", "linear"]', ["none", "linear"]),
+        ("gated", ["gated"]),
+    ],
+)
+def test_list_settings_take_commas_or_json(
+    monkeypatch: pytest.MonkeyPatch, typed: str, modes: list[str]
+) -> None:
+    monkeypatch.setenv("CHEAPQA_MODES", typed)
+    monkeypatch.setenv("CHEAPQA_API_KEYS", "k1,k2")
+    s = Settings()
+    assert s.modes == modes and s.api_keys == ["k1", "k2"]
+    monkeypatch.setenv("CHEAPQA_API_KEYS", "")
+    assert Settings().api_keys == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("CHEAPQA_MODES", "linear,cosine", "'none', 'linear', 'gated' or 'softmax'"),
+        ("CHEAPQA_MODES", "[linear", "comma-separated"),
+        ("CHEAPQA_STATE_DTYPE", "int8", "'float32' or 'float16'"),
+        ("CHEAPQA_MAX_TOP_K", "0", "greater than 0"),
+    ],
+)
+@pytest.mark.parametrize("command", ["serve", "worker", "config"])
+def test_an_invalid_setting_is_one_line_and_exit_2(
+    command: str, variable: str, value: str, says: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHEAPQA_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.main", command],
+        cwd=ROOT,
+        env={**env, variable: value},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr  # no traceback
+    assert lines[0].startswith(f"cheapqa: invalid setting {variable}=")
+    assert says in lines[0]

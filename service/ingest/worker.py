@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from encoder.anonymise import AnonymisedText
 from encoder.state import DocumentState
 from service.backends import open_queue, open_settings_store
 from service.indexing import is_current
@@ -32,7 +33,7 @@ from service.ingest.queue import Delivery, IngestQueue, QueueUnavailable
 from service.metrics import Metrics
 from service.readers import LoadedModel, load_models
 from service.settings import Settings
-from service.texts import anonymise
+from service.texts import anonymise, candidates_not_found, entity_budget
 from store.base import DocumentStore
 from store.errors import StoreError
 from store.record import DocumentRecord, Status
@@ -52,8 +53,8 @@ def default_consumer_name() -> str:
 @dataclass
 class _Doc:
     delivery: Delivery
-    tokens: list[str]
-    entities: list[str]
+    anon: AnonymisedText
+    candidates_not_found: list[str]
     created_at: float
 
 
@@ -156,7 +157,7 @@ class IngestWorker:
         if docs:
             if self.metrics is not None:
                 self.metrics.ingest_batch_size.observe(len(docs))
-            for group in length_groups([len(doc.tokens) for doc in docs], len(docs)):
+            for group in length_groups([len(doc.anon.tokens) for doc in docs], len(docs)):
                 done += await self._index_group([docs[i] for i in group])
         await self.queue.ack(done)
 
@@ -168,13 +169,13 @@ class IngestWorker:
             except ValueError as exc:
                 out.append((d, str(exc)))
                 continue
-            out.append(_Doc(d, anon.tokens, anon.entities, created_at))
+            out.append(_Doc(d, anon, candidates_not_found(d.job.candidates, anon), created_at))
         return out
 
     async def _index_group(self, group: list[_Doc]) -> list[str]:
         """Encodes and writes a group; returns the entry ids to ack."""
         try:
-            states = await self._encode([doc.tokens for doc in group])
+            states = await self._encode([doc.anon.tokens for doc in group])
         except Exception as exc:
             if len(group) == 1:
                 await self._failed(group[0].delivery, f"{type(exc).__name__}: {exc}")
@@ -191,8 +192,12 @@ class IngestWorker:
                 id=job.doc_id,
                 text_hash=job.text_hash,
                 status=Status.INDEXED,
-                tokens=len(doc.tokens),
-                entities=doc.entities,
+                tokens=len(doc.anon.tokens),
+                entities=doc.anon.entities,
+                mentions=doc.anon.mentions,
+                unplaced=doc.anon.unplaced,
+                candidates_not_found=doc.candidates_not_found,
+                entity_slots=entity_budget(self.models),
                 model_ids={mode: m.model_id for mode, m in self.models.items()},
                 created_at=doc.created_at,
                 states={mode: states[mode][i] for mode in self.models},

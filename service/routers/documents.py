@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from service import indexing
 from service.auth import require_api_key
@@ -11,9 +13,11 @@ from service.errors import error_responses
 from service.schemas import (
     AppendIn,
     DocumentBatchIn,
+    DocumentEntities,
     DocumentIdPath,
     DocumentIn,
     DocumentInfo,
+    DocumentList,
     DocumentsAccepted,
 )
 
@@ -51,6 +55,37 @@ async def index_documents(
     return await indexing.index_documents(
         documents, settings, store, queue, runtime.models, status_url
     )
+
+
+@router.get(
+    "/documents",
+    response_model=DocumentList,
+    operation_id="list_documents",
+    summary="The documents, paged, with their status",
+    responses=error_responses(401, 422, 503),
+)
+async def list_documents(
+    store: StoreDep,
+    limit: Annotated[int, Query(ge=1, le=500, description="Documents per page.")] = 50,
+    cursor: Annotated[
+        str | None, Query(max_length=200, description="`next_cursor` of the page before.")
+    ] = None,
+) -> DocumentList:
+    """In id order, so paging is stable while documents come and go."""
+    return await indexing.list_documents(store, limit, cursor)
+
+
+@router.get(
+    "/documents/{doc_id}/entities",
+    response_model=DocumentEntities,
+    operation_id="get_document_entities",
+    summary="The entities a document's answers can name, with their mention counts",
+    responses=error_responses(401, 404, 409, 422, 503),
+)
+async def get_document_entities(doc_id: DocumentIdPath, store: StoreDep) -> DocumentEntities:
+    """Whole names in order of first mention; names beyond the models' entity slots are
+    listed as `unplaced` (they are never answers). 409 until the document is indexed."""
+    return indexing.document_entities(await indexing.indexed_record(store, doc_id, modes=()))
 
 
 @router.get(

@@ -20,7 +20,12 @@ MAX_ENTITIES = 20
 HIDDEN = 16
 
 
-def build_checkpoints(directory: Path, seed: int = 0) -> Path:
+def build_checkpoints(
+    directory: Path,
+    seed: int = 0,
+    max_entities: int = MAX_ENTITIES,
+    meta: dict[str, Any] | None = None,
+) -> Path:
     """One tiny random reader per mode, with a vocabulary of the test texts, in `directory`."""
     token_lists = [
         anonymise_document(text, max_entities=MAX_ENTITIES).tokens
@@ -35,10 +40,12 @@ def build_checkpoints(directory: Path, seed: int = 0) -> Path:
             vocab_size=len(vocab),
             embed_dim=12,
             hidden_size=HIDDEN,
-            max_entities=MAX_ENTITIES,
+            max_entities=max_entities,
             dropout=0.0,
         )
-        save_checkpoint(directory / f"{mode}.pt", Reader(config).eval(), vocab, {"test": True})
+        save_checkpoint(
+            directory / f"{mode}.pt", Reader(config).eval(), vocab, meta or {"test": True}
+        )
     return directory
 
 

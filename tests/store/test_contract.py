@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 
 import pytest
 import torch
@@ -10,7 +12,9 @@ import torch
 from encoder.modes import MODES
 from encoder.state import DocumentState
 from store.base import DocumentStore
+from store.embedded import SqliteDocumentStore
 from store.record import DocumentRecord, Status
+from store.redis_store import RedisDocumentStore
 from tests.store.states import make_state
 
 K = 8
@@ -23,6 +27,10 @@ def make_record(doc_id: str, text_hash: str = "h1", modes=MODES, n: int = 5) -> 
         status=Status.INDEXED,
         tokens=n,
         entities=["Elizabeth", "Mr. Darcy", "Pemberley"],
+        mentions=[4, 2, 1],
+        unplaced=["Lady Catherine"],
+        candidates_not_found=["Wickham"],
+        entity_slots=3,
         model_ids={mode: f"{mode}-k{K}-abc" for mode in modes},
         created_at=1_700_000_000.5,
         updated_at=1_700_000_001.25,
@@ -47,6 +55,12 @@ async def test_put_then_get_returns_the_record(store: DocumentStore) -> None:
     assert got is not None
     assert (got.id, got.text_hash, got.status, got.tokens) == ("doc-1", "h1", Status.INDEXED, 5)
     assert got.entities == record.entities and got.model_ids == record.model_ids
+    assert (got.mentions, got.unplaced, got.candidates_not_found, got.entity_slots) == (
+        [4, 2, 1],
+        ["Lady Catherine"],
+        ["Wickham"],
+        3,
+    )
     assert (got.created_at, got.updated_at, got.error) == (
         record.created_at,
         record.updated_at,
@@ -191,3 +205,84 @@ async def test_readers_never_see_a_half_written_document(store: DocumentStore) -
 
 async def test_ping_answers(store: DocumentStore) -> None:
     await store.ping()
+
+
+# A record as format 1 wrote it: no schema, mentions, unplaced, candidates_not_found or slots.
+FORMAT_1_META = {
+    "id": "old-1",
+    "text_hash": "h-old",
+    "status": "indexed",
+    "tokens": 12,
+    "entities": ["Elizabeth", "Mr. Darcy"],
+    "model_ids": {},
+    "error": None,
+    "created_at": 1_600_000_000.0,
+    "updated_at": 1_600_000_001.0,
+    "state_bytes": {},
+}
+
+
+async def _write_raw_meta(store: DocumentStore, meta: dict[str, object]) -> None:
+    raw = json.dumps(meta)
+    if isinstance(store, SqliteDocumentStore):
+        conn = store._writer
+        conn.execute(
+            "INSERT INTO documents (id, text_hash, meta) VALUES (?, ?, ?)",
+            (meta["id"], meta["text_hash"], raw),
+        )
+    else:
+        assert isinstance(store, RedisDocumentStore)
+        await store.client.set(store.doc_key(str(meta["id"]), "meta"), raw.encode())
+        await store.client.zadd(store.ids_key, {str(meta["id"]).encode(): 0})
+
+
+async def test_a_format_1_record_still_reads(store: DocumentStore) -> None:
+    await _write_raw_meta(store, FORMAT_1_META)
+    got = await store.get("old-1")
+    assert got is not None and got.entities == ["Elizabeth", "Mr. Darcy"] and got.tokens == 12
+    assert (got.mentions, got.unplaced, got.candidates_not_found, got.entity_slots) == (
+        [],
+        [],
+        [],
+        None,
+    )
+    assert (await store.list_documents(10)).documents == [("old-1", Status.INDEXED)]
+
+
+async def test_listing_pages_through_every_document_in_id_order(store: DocumentStore) -> None:
+    ids = [f"doc-{i:02d}" for i in range(11)] + ["A", "z:1", "doc.x"]
+    for doc_id in random.Random(0).sample(ids, len(ids)):
+        await store.put(DocumentRecord(id=doc_id, text_hash="h", status=Status.QUEUED))
+    await store.put(make_record("doc-03", modes=("linear",)))
+    seen: list[tuple[str, Status]] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = await store.list_documents(4, cursor)
+        assert len(page.documents) <= 4
+        seen += page.documents
+        pages += 1
+        if page.next_cursor is None:
+            break
+        assert page.next_cursor == page.documents[-1][0]
+        cursor = page.next_cursor
+    assert [doc_id for doc_id, _ in seen] == sorted(ids)
+    assert pages == 4  # 14 documents: 4 + 4 + 4 + 2, and no empty last page
+    assert dict(seen)["doc-03"] is Status.INDEXED and dict(seen)["A"] is Status.QUEUED
+
+
+async def test_listing_skips_deleted_documents_and_ends_exactly(store: DocumentStore) -> None:
+    assert (await store.list_documents(5)).documents == []
+    assert (await store.list_documents(5)).next_cursor is None
+    for i in range(6):
+        await store.put(DocumentRecord(id=f"d{i}", text_hash="h", status=Status.QUEUED))
+    assert await store.delete("d1") and await store.delete("d4")
+    first = await store.list_documents(2)
+    assert [d for d, _ in first.documents] == ["d0", "d2"] and first.next_cursor == "d2"
+    last = await store.list_documents(2, first.next_cursor)
+    assert [d for d, _ in last.documents] == ["d3", "d5"] and last.next_cursor is None
+    # A late conditional write of a deleted document does not bring it back to the listing.
+    assert not await store.put(make_record("d1", text_hash="h"), expect_text_hash="h")
+    assert [d for d, _ in (await store.list_documents(10)).documents] == ["d0", "d2", "d3", "d5"]
+    with pytest.raises(ValueError, match="limit"):
+        await store.list_documents(0)

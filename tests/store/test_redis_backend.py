@@ -20,7 +20,12 @@ async def test_a_documents_keys_share_one_cluster_slot(redis_url: str, tmp_path:
     try:
         doc_id = "odd.id:with:colons"
         await store.put(make_record(doc_id))
-        keys: list[bytes] = sorted(redis.Redis.from_url(redis_url).keys("*"))  # type: ignore[arg-type]
+        raw = redis.Redis.from_url(redis_url)
+        every: list[bytes] = sorted(raw.keys("*"))  # type: ignore[arg-type]
+        # Beside the document's own keys, only the listing's index of ids (its own slot).
+        assert store.ids_key == b"px:doc-ids" and store.ids_key in every
+        assert raw.zrange(store.ids_key, 0, -1) == [doc_id.encode()]
+        keys = [key for key in every if key != store.ids_key]
         assert keys == sorted(
             [store.doc_key(doc_id, "meta")] + [store.doc_key(doc_id, f"state:{m}") for m in MODES]
         )

@@ -1,0 +1,167 @@
+"""Plain Who/Whom/Whose/Which questions turned into the cloze sentences the readers answer.
+
+The readers were trained on statements with one entity blanked, so a question is rewritten
+as the statement it asks about, with `@placeholder` where the answer goes:
+
+    Who drove Anna home?            -> @placeholder drove Anna home
+    Whose dog barked?               -> @placeholder 's dog barked
+    Whom did Marcus drive home?     -> Marcus drove @placeholder home
+    Who does Anna visit?            -> Anna visits @placeholder
+    Who was Anna talking to?        -> Anna was talking to @placeholder
+    Which company did Marcus buy?   -> Marcus bought @placeholder
+
+A subject question keeps its words after the wh-phrase. An object question (an auxiliary, a
+subject, then a verb) moves the subject first: `did` + verb becomes the past tense, `does`
+the third person, `do` the verb itself; other auxiliaries (was, is, has, will, ...) stay. The
+answer goes after the verb, or at the end when the question ends on a preposition. Anything
+else is refused with `UnsupportedQuestion`, whose message says which forms work.
+"""
+
+from __future__ import annotations
+
+import re
+
+from encoder.text import PLACEHOLDER
+
+FORMS = (
+    "a question is a cloze sentence with one @placeholder, or a plain question starting "
+    "with Who, Whom, Whose or 'Which <noun>' (e.g. 'Who drove Anna home?', "
+    "'Whom did Marcus drive home?', 'Who was Anna talking to?', 'Whose dog barked?', "
+    "'Which company did Marcus buy?'); the answer is always one of the document's entities"
+)
+
+
+class UnsupportedQuestion(ValueError):
+    """The question is neither a cloze sentence nor a form this module rewrites."""
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_PRONOUNS = _words("i you he she it we they")
+_DETERMINERS = _words("the a an his her their its our my your this that these those")
+_KEPT_AUXILIARIES = _words(
+    "was were is are am has have had will would can could shall should may might must"
+)
+_DO = _words("did does do")
+_PREPOSITIONS = _words(
+    "to with for from about at by of on in into onto after like behind beside near toward "
+    "towards against without over under upon around before between through"
+)
+
+
+def _pairs(text: str) -> dict[str, str]:
+    return dict(pair.split(":", 1) for pair in text.split())
+
+
+_IRREGULAR_PAST = _pairs(
+    """
+    be:was have:had do:did go:went say:said make:made take:took see:saw come:came know:knew
+    get:got give:gave find:found think:thought tell:told become:became leave:left feel:felt
+    bring:brought begin:began keep:kept hold:held write:wrote stand:stood hear:heard let:let
+    mean:meant set:set meet:met run:ran pay:paid sit:sat speak:spoke lead:led read:read
+    grow:grew lose:lost fall:fell send:sent build:built understand:understood draw:drew
+    break:broke spend:spent cut:cut drive:drove buy:bought wear:wore choose:chose
+    seek:sought throw:threw catch:caught win:won forget:forgot sell:sold fight:fought
+    teach:taught eat:ate sing:sang swim:swam fly:flew ride:rode hide:hid shoot:shot
+    steal:stole sleep:slept hit:hit put:put hurt:hurt beat:beat bite:bit blow:blew feed:fed
+    forgive:forgave freeze:froze hang:hung light:lit shake:shook strike:struck swear:swore
+    tear:tore wake:woke lay:laid lend:lent shut:shut bear:bore bind:bound flee:fled
+    dig:dug ring:rang spin:spun spread:spread sting:stung swing:swung withdraw:withdrew
+    overtake:overtook mislead:misled undertake:undertook
+    """
+)
+_IRREGULAR_THIRD = {"be": "is", "have": "has", "do": "does", "go": "goes"}
+_SHORT_CVC = re.compile(r"^[^aeiou]*[aeiou][^aeiouwxy]$")  # stop -> stopped
+
+
+def past_tense(verb: str) -> str:
+    """The simple past of a base verb: a table of irregular verbs, else the regular rules."""
+    low = verb.lower()
+    if low in _IRREGULAR_PAST:
+        return _IRREGULAR_PAST[low]
+    if low.endswith("e"):
+        return low + "d"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return low[:-1] + "ied"
+    if _SHORT_CVC.match(low):
+        return low + low[-1] + "ed"
+    return low + "ed"
+
+
+def third_person(verb: str) -> str:
+    """The present third person singular of a base verb (visit -> visits, watch -> watches)."""
+    low = verb.lower()
+    if low in _IRREGULAR_THIRD:
+        return _IRREGULAR_THIRD[low]
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return low + "es"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return low[:-1] + "ies"
+    return low + "s"
+
+
+def _subject_length(words: list[str]) -> int:
+    """How many leading words form a subject: a pronoun, a capitalised name (one or more
+    words), or a determiner and its noun; 0 when none does."""
+    if not words:
+        return 0
+    first = words[0]
+    if first.lower() in _PRONOUNS:
+        return 1
+    if first.lower() in _DETERMINERS:
+        return 2 if len(words) > 1 else 0
+    n = 0
+    while n < len(words) and words[n][:1].isupper():
+        n += 1
+    return n
+
+
+def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
+    """(the answer's stand-in, the words after the wh-phrase), or None for other openings."""
+    first = words[0].lower()
+    if first in ("who", "whom"):
+        return PLACEHOLDER, words[1:]
+    if first == "whose" and len(words) > 1:
+        return f"{PLACEHOLDER} 's {words[1]}", words[2:]
+    if first == "which" and len(words) > 1 and words[1].isalpha() and words[1].islower():
+        return PLACEHOLDER, words[2:]
+    return None
+
+
+def _object_clause(answer: str, rest: list[str]) -> str | None:
+    """`rest` = auxiliary, subject, verb, ... rewritten as a statement; None unless it is one."""
+    aux = rest[0].lower()
+    if aux not in _DO and aux not in _KEPT_AUXILIARIES:
+        return None
+    n = _subject_length(rest[1:])
+    subject, after = rest[1 : 1 + n], rest[1 + n :]
+    if n == 0 or not after:
+        return None  # "Who was the captain?": the auxiliary is the main verb
+    verb, tail = after[0], after[1:]
+    if aux == "did":
+        verbs = [past_tense(verb)]
+    elif aux == "does":
+        verbs = [third_person(verb)]
+    elif aux == "do":
+        verbs = [verb]
+    else:
+        verbs = [rest[0], verb]
+    if tail and tail[-1].lower() in _PREPOSITIONS:
+        return " ".join([*subject, *verbs, *tail, answer])
+    return " ".join([*subject, *verbs, answer, *tail])
+
+
+def to_cloze(question: str) -> str:
+    """The cloze sentence for `question`: itself when it holds `@placeholder` (whether it
+    holds exactly one is checked where it is tokenized), else the rewritten plain question.
+    Raises UnsupportedQuestion for other questions."""
+    if PLACEHOLDER in question:
+        return question
+    words = question.strip().rstrip("?").split()
+    wh = _wh_phrase(words) if words else None
+    if wh is None or not wh[1]:
+        raise UnsupportedQuestion(f"cannot read {question[:80]!r}: {FORMS}")
+    answer, rest = wh
+    return _object_clause(answer, rest) or " ".join([answer, *rest])

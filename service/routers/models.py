@@ -1,0 +1,26 @@
+"""The readers this server answers with."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+
+from service.auth import require_api_key
+from service.deps import ModelsDep
+from service.errors import error_responses
+from service.readers import describe_models
+from service.schemas import ModelsOut
+
+router = APIRouter(prefix="/v1", tags=["models"], dependencies=[Depends(require_api_key)])
+
+
+@router.get(
+    "/models",
+    response_model=ModelsOut,
+    operation_id="list_models",
+    summary="The loaded readers: mode, model id, size, entity slots, training, accuracy",
+    responses=error_responses(401, 503),
+)
+async def list_models(models: ModelsDep) -> ModelsOut:
+    """One entry per loaded mode; `test_accuracy` is null unless recorded for that very
+    checkpoint. 503 while the models load."""
+    return describe_models(models)

@@ -1,0 +1,95 @@
+"""The plain-question converter: Who/Whom/Whose/Which questions as cloze sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.questions import UnsupportedQuestion, past_tense, third_person, to_cloze
+
+
+@pytest.mark.parametrize(
+    ("question", "cloze"),
+    [
+        # subject questions: the wh-phrase becomes the placeholder
+        ("Who drove Anna home?", "@placeholder drove Anna home"),
+        ("who kept the lighthouse on Gull Rock?", "@placeholder kept the lighthouse on Gull Rock"),
+        ("Whose dog barked?", "@placeholder 's dog barked"),
+        ("Which person drove Anna home?", "@placeholder drove Anna home"),
+        ("Which company bought the mill?", "@placeholder bought the mill"),
+        ("Who was arrested?", "@placeholder was arrested"),
+        ("Who is talking to Anna?", "@placeholder is talking to Anna"),
+        ("Who was the captain?", "@placeholder was the captain"),
+        ("Who did the dishes?", "@placeholder did the dishes"),
+        # object questions: did + verb -> past tense (irregular and regular)
+        ("Whom did Marcus drive home?", "Marcus drove @placeholder home"),
+        ("Who did Marcus drive home?", "Marcus drove @placeholder home"),
+        ("Who did Marigold Ashby visit?", "Marigold Ashby visited @placeholder"),
+        ("Who did she write to?", "she wrote to @placeholder"),
+        ("Who did the captain stop?", "the captain stopped @placeholder"),
+        ("Who did Agnes marry?", "Agnes married @placeholder"),
+        ("Which country did Marcus leave?", "Marcus left @placeholder"),
+        ("Whose dog did Anna walk?", "Anna walked @placeholder 's dog"),
+        # does -> third person; do -> the verb itself
+        ("Who does Anna visit every Sunday?", "Anna visits @placeholder every Sunday"),
+        ("Who does Tobias watch?", "Tobias watches @placeholder"),
+        ("Who do they trust?", "they trust @placeholder"),
+        # be / have / modal auxiliaries stay
+        ("Who was Anna talking to?", "Anna was talking to @placeholder"),
+        ("Who were they waiting for?", "they were waiting for @placeholder"),
+        ("Who has Ingram met?", "Ingram has met @placeholder"),
+        (
+            "Who will the captain meet at the harbour?",
+            "the captain will meet @placeholder at the harbour",
+        ),
+        ("Who did Marcus give the book to ?", "Marcus gave the book to @placeholder"),
+    ],
+)
+def test_plain_questions_become_cloze_sentences(question: str, cloze: str) -> None:
+    assert to_cloze(question) == cloze
+
+
+def test_cloze_sentences_pass_through_unchanged() -> None:
+    for query in [
+        "@placeholder kept the lighthouse.",
+        "Who is @placeholder?",
+        "@placeholder @placeholder",
+    ]:
+        assert to_cloze(query) == query  # counting placeholders is the tokenizer's job
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did Anna eat?",
+        "Where is Gull Rock?",
+        "Who?",
+        "Whose?",
+        "Which?",
+        "Anna drove home.",
+        "",
+        "   ?",
+    ],
+)
+def test_other_questions_say_which_forms_work(question: str) -> None:
+    with pytest.raises(UnsupportedQuestion) as err:
+        to_cloze(question)
+    message = str(err.value)
+    assert "@placeholder" in message and "Who, Whom, Whose" in message and "Which <noun>" in message
+
+
+@pytest.mark.parametrize(
+    ("verb", "past", "third"),
+    [
+        ("drive", "drove", "drives"),
+        ("visit", "visited", "visits"),
+        ("stop", "stopped", "stops"),
+        ("carry", "carried", "carries"),
+        ("play", "played", "plays"),
+        ("love", "loved", "loves"),
+        ("watch", "watched", "watches"),
+        ("go", "went", "goes"),
+        ("have", "had", "has"),
+    ],
+)
+def test_verb_forms(verb: str, past: str, third: str) -> None:
+    assert (past_tense(verb), third_person(verb)) == (past, third)
