@@ -36,6 +36,7 @@ from bench.runner import index_documents
 from encoder.modes import Mode
 from service.answering import answers_body, query_token_ids, rank_answers
 from service.app import create_app
+from service.client import ApiRequest, AsyncClient, answers_request
 from service.deps import Runtime
 from service.schemas import AnswersIn
 from service.settings import Settings
@@ -131,9 +132,9 @@ async def profile_answers(
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://profile") as client:
+        async with AsyncClient("http://profile", transport=transport) as client:
             deadline = time.perf_counter() + 120
-            while (await client.get("/readyz")).status_code != 200:
+            while (await client.send(ApiRequest("GET", "/readyz"))).status_code != 200:
                 if time.perf_counter() > deadline:
                     raise RuntimeError("the app was not ready after 120s")
                 await asyncio.sleep(0.05)
@@ -142,13 +143,12 @@ async def profile_answers(
             assert runtime.store is not None and runtime.batcher is not None
             model = runtime.models[mode]
             queries = [doc.questions[j % len(doc.questions)] for j in range(queries_per_request)]
-            body = json.dumps({"queries": queries, "mode": mode, "top_k": top_k}).encode()
-            path = f"/v1/documents/{doc.id}/answers"
+            request = answers_request(doc.id, queries, mode, top_k)
             samples: dict[str, list[float]] = {}
             totals: list[float] = []
             rests: list[float] = []
             for i in range(warmup + repeats):
-                stages, total = await _one_request(client, path, body, runtime, doc.id, mode, top_k)
+                stages, total = await _one_request(client, request, runtime, doc.id, mode, top_k)
                 if i >= warmup:
                     for name, us in stages.items():
                         samples.setdefault(name, []).append(us)
@@ -171,9 +171,8 @@ async def profile_answers(
 
 
 async def _one_request(
-    client: httpx.AsyncClient,
-    path: str,
-    body: bytes,
+    client: AsyncClient,
+    request: ApiRequest,
     runtime: Runtime,
     doc_id: str,
     mode: str,
@@ -185,6 +184,7 @@ async def _one_request(
     clock = time.perf_counter
     us: dict[str, float] = {}
 
+    body = json.dumps(request.json).encode()
     t = clock()
     parsed = AnswersIn.model_validate_json(body)
     us["parse"] = clock() - t
@@ -219,7 +219,7 @@ async def _one_request(
     us["respond"] = clock() - t
 
     t = clock()
-    response = await client.post(path, content=body, headers={"content-type": "application/json"})
+    response = await client.send(request)
     total = clock() - t
     if response.status_code != 200:
         raise RuntimeError(f"answers failed: {response.status_code} {response.text[:300]}")
