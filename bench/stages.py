@@ -24,6 +24,7 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,9 @@ from service.client import ApiRequest, AsyncClient, answers_request
 from service.deps import Runtime
 from service.schemas import AnswersIn
 from service.settings import Settings
+
+# Wraps the timed requests to show progress (a tqdm bar, say).
+Progress = Callable[[range], Iterable[int]]
 
 
 @dataclass
@@ -91,6 +95,7 @@ def profile_in_temp_dir(
     store_url: str,
     random_init: bool,
     checkpoint_dir: Path | None,
+    progress: Progress = lambda requests: requests,
 ) -> StageReport:
     """`profile_answers` on an app of its own: a temporary data folder and key prefix, only
     `mode` loaded, the worker in process; random-init checkpoints when asked."""
@@ -112,7 +117,9 @@ def profile_in_temp_dir(
             updates["checkpoint_dir"] = checkpoint_dir
         profile_settings = settings.model_copy(update=updates)
         report = asyncio.run(
-            profile_answers(profile_settings, doc, mode, queries_per_request, repeats)
+            profile_answers(
+                profile_settings, doc, mode, queries_per_request, repeats, progress=progress
+            )
         )
     report.notes["checkpoints"] = (
         "random-init, default size" if random_init else str(checkpoint_dir or "shipped")
@@ -128,6 +135,7 @@ async def profile_answers(
     repeats: int = 200,
     warmup: int = 20,
     top_k: int = 5,
+    progress: Progress = lambda requests: requests,
 ) -> StageReport:
     app = create_app(settings)
     async with app.router.lifespan_context(app):
@@ -147,7 +155,7 @@ async def profile_answers(
             samples: dict[str, list[float]] = {}
             totals: list[float] = []
             rests: list[float] = []
-            for i in range(warmup + repeats):
+            for i in progress(range(warmup + repeats)):
                 stages, total = await _one_request(client, request, runtime, doc.id, mode, top_k)
                 if i >= warmup:
                     for name, us in stages.items():

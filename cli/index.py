@@ -10,7 +10,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.remote import connect, fail, show_progress
+from cli.progress import shown
+from cli.remote import connect, fail
 from service.settings import Settings
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         total=len(documents),
         desc="indexed",
         unit="doc",
-        disable=not (args.wait and len(documents) > 1 and show_progress(args.json)),
+        disable=not (args.wait and len(documents) > 1 and shown(args.json)),
     )
     try:
         with connect() as client, bar:

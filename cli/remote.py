@@ -1,6 +1,6 @@
 """What the client commands (`index`, `ask`) share: the service they talk to, read from
-CHEAPQA_URL and CHEAPQA_API_KEY here (the service's settings do not read them), the one-line
-error, and whether to show progress."""
+CHEAPQA_URL and CHEAPQA_API_KEY here (the service's settings do not read them), and the
+one-line error."""
 
 from __future__ import annotations
 
@@ -25,8 +25,3 @@ def connect() -> Client:
 def fail(error: CheapqaError) -> int:
     print(f"error: {error}", file=sys.stderr)
     return 1
-
-
-def show_progress(json_output: bool = False) -> bool:
-    """A progress bar on a terminal only: quiet when piped, logged or asked for JSON."""
-    return not json_output and sys.stderr.isatty()

@@ -9,7 +9,7 @@ from typing import Any
 
 from encoder.checkpoint import load_checkpoint
 from encoder.data.questions import baselines, read_questions
-from encoder.train import accuracy, encode_questions
+from encoder.train import Progress, accuracy, encode_questions
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,17 @@ class Evaluation:
 
 
 def evaluate(
-    checkpoint_path: str | os.PathLike[str], data_path: str | os.PathLike[str], device: str = "cpu"
+    checkpoint_path: str | os.PathLike[str],
+    data_path: str | os.PathLike[str],
+    device: str = "cpu",
+    progress: Progress | None = None,
 ) -> Evaluation:
+    """Accuracy and baselines; `progress` wraps the batches of questions (a bar, say)."""
     ckpt = load_checkpoint(checkpoint_path, device=device)
     questions = list(read_questions(data_path))
     started = time.perf_counter()
     data = encode_questions(questions, ckpt.vocab)
-    acc = accuracy(ckpt.model, data)
+    acc = accuracy(ckpt.model, data, progress)
     b = baselines(questions)
     return Evaluation(
         checkpoint=str(checkpoint_path),
