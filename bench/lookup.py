@@ -18,7 +18,7 @@ import itertools
 import platform
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -349,6 +349,7 @@ def run_lookup_bench(
     encode_tokens: int = 250,
     rounds: int = 21,
     threads: int = 1,
+    progress: Callable[[list[str]], Iterable[str]] = lambda modes: modes,
 ) -> LookupBench:
     torch.set_num_threads(threads)
     rows: list[LookupRow] = []
@@ -358,7 +359,8 @@ def run_lookup_bench(
     questions = corpus.documents(1, 5000, prefix="questions")[0].questions
     lookup_parts: dict[str, float] = {}
     lookup_parts_n = 0
-    for mode, reader in readers.items():
+    for mode in progress(list(readers)):
+        reader = readers[mode]
         reader.eval()
         length = max(*ns, encode_tokens)
         ids = token_ids(corpus, length, vocab_of(mode), reader.config.max_entities)

@@ -1,5 +1,7 @@
 """The load generator: index documents, wait for them, then drive `answers` (and optionally a
-trivial endpoint) with httpx.AsyncClient, closed loop or open loop, bounded by time and count.
+trivial endpoint) through the Python client (`service.client.AsyncClient`: its requests, its
+connection pool, its headers), closed loop or open loop, bounded by time and count. The
+measured requests go out once each (`AsyncClient.send`: no retry, a 429 counts as a 429).
 
 Closed loop: `concurrency` workers each send a request as soon as their last one ended, so the
 offered load follows the server. Open loop: request i is due at start + i/rate whatever the
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -23,10 +24,13 @@ import httpx
 from bench.corpus import LoadDocument
 from bench.report import PhaseResult, Ratio, ratios
 from bench.server import process_cpu_seconds
-
-# (method, path, JSON body already encoded or None)
-Request = tuple[str, str, bytes | None]
-JSON_HEADERS = {"content-type": "application/json"}
+from service.client import (
+    ApiRequest,
+    AsyncClient,
+    CheapqaError,
+    NewDocument,
+    answers_request,
+)
 
 
 class LoadError(RuntimeError):
@@ -80,90 +84,63 @@ class LoadReport:
 
 
 async def index_documents(
-    client: httpx.AsyncClient, docs: Sequence[LoadDocument], timeout_s: float, batch: int = 8
+    client: AsyncClient, docs: Sequence[LoadDocument], timeout_s: float, batch: int = 8
 ) -> list[dict[str, Any]]:
     """POST the documents in batches, then poll until every one is indexed.
 
-    Returns the service's view of each (GET /v1/documents/{id}); raises LoadError when one
+    Returns the service's view of each (id, tokens, entities); raises LoadError when one
     fails or the time runs out.
     """
-    for start in range(0, len(docs), batch):
-        body = {
-            "documents": [
-                {"id": d.id, "text": d.text}
-                | ({} if d.candidates is None else {"candidates": d.candidates})
-                for d in docs[start : start + batch]
-            ]
-        }
-        r = await client.post("/v1/documents", json=body)
-        if r.status_code != 202:
-            raise LoadError(f"indexing was refused: {r.status_code} {r.text[:500]}")
-    deadline = time.perf_counter() + timeout_s
-    pending = [d.id for d in docs]
-    done: dict[str, dict[str, Any]] = {}
-    while pending:
-        for doc_id in list(pending):
-            r = await client.get(f"/v1/documents/{doc_id}")
-            info = r.json() if r.status_code == 200 else {}
-            if info.get("status") == "indexed":
-                done[doc_id] = info
-                pending.remove(doc_id)
-            elif info.get("status") == "failed" or r.status_code != 200:
-                raise LoadError(f"document {doc_id} was not indexed: {r.status_code} {r.text}")
-        if pending:
-            if time.perf_counter() > deadline:
-                raise LoadError(f"{len(pending)} documents still not indexed after {timeout_s}s")
-            await asyncio.sleep(0.1)
-    without = [doc_id for doc_id, info in done.items() if not info.get("entities")]
+    new = [NewDocument(d.text, d.id, d.candidates) for d in docs]
+    try:
+        done = await client.index_many(new, timeout_s, batch)
+    except CheapqaError as exc:
+        raise LoadError(f"indexing failed: {exc}") from exc
+    failed = [f"{s.id}: {s.error}" for s in done if s.status != "indexed"]
+    if failed:
+        raise LoadError(f"documents were not indexed: {failed}")
+    without = [s.id for s in done if not s.entities]
     if without:
         # The service answers such a document without a lookup: its timing would mislead.
         raise LoadError(f"no entities were found in {without}; use text with names in it")
-    return [
-        {"id": d.id, "tokens": done[d.id]["tokens"], "entities": done[d.id]["entities"]}
-        for d in docs
-    ]
+    return [{"id": s.id, "tokens": s.tokens, "entities": s.entities} for s in done]
 
 
 def answers_requests(
     docs: Sequence[LoadDocument], mode: str | None, queries_per_request: int, top_k: int
-) -> Callable[[int], Request]:
+) -> Callable[[int], ApiRequest]:
     """Request i asks document i mod D the next `queries_per_request` of its questions."""
     if queries_per_request < 1:
         raise ValueError("queries_per_request must be at least 1")
 
-    def make(i: int) -> Request:
+    def make(i: int) -> ApiRequest:
         doc = docs[i % len(docs)]
         first = (i // len(docs)) * queries_per_request
         queries = [
             doc.questions[(first + j) % len(doc.questions)] for j in range(queries_per_request)
         ]
-        body: dict[str, Any] = {"queries": queries, "top_k": top_k}
-        if mode is not None:
-            body["mode"] = mode
-        return ("POST", f"/v1/documents/{doc.id}/answers", json.dumps(body).encode())
+        return answers_request(doc.id, queries, mode, top_k)
 
     return make
 
 
-def trivial_requests(path: str = "/healthz") -> Callable[[int], Request]:
-    return lambda i: ("GET", path, None)
+def trivial_requests(path: str = "/healthz") -> Callable[[int], ApiRequest]:
+    return lambda i: ApiRequest("GET", path)
 
 
-async def probe(client: httpx.AsyncClient, request: Request) -> None:
+async def probe(client: AsyncClient, request: ApiRequest) -> None:
     """One request before timing, so that a refused setup fails loudly rather than as a
     phase full of 4xx."""
-    method, path, body = request
-    r = await client.request(method, path, content=body, headers=JSON_HEADERS if body else None)
+    r = await client.send(request)
     if not r.is_success:
-        raise LoadError(f"{method} {path} answered {r.status_code}: {r.text[:500]}")
+        raise LoadError(f"{request.method} {request.path} answered {r.status_code}: {r.text[:500]}")
 
 
 async def _send(
-    client: httpx.AsyncClient, request: Request, result: PhaseResult, since: float
+    client: AsyncClient, request: ApiRequest, result: PhaseResult, since: float
 ) -> None:
-    method, path, body = request
     try:
-        r = await client.request(method, path, content=body, headers=JSON_HEADERS if body else None)
+        r = await client.send(request)
     except httpx.HTTPError as exc:  # timeouts, refused or dropped connections
         result.errors[type(exc).__name__] += 1
         return
@@ -173,8 +150,8 @@ async def _send(
 
 
 async def _closed_loop(
-    client: httpx.AsyncClient,
-    make: Callable[[int], Request],
+    client: AsyncClient,
+    make: Callable[[int], ApiRequest],
     plan: LoadPlan,
     result: PhaseResult,
     duration_s: float,
@@ -195,8 +172,8 @@ async def _closed_loop(
 
 
 async def _open_loop(
-    client: httpx.AsyncClient,
-    make: Callable[[int], Request],
+    client: AsyncClient,
+    make: Callable[[int], ApiRequest],
     plan: LoadPlan,
     result: PhaseResult,
     duration_s: float,
@@ -205,7 +182,7 @@ async def _open_loop(
     in_flight = asyncio.Semaphore(plan.concurrency)
     tasks: set[asyncio.Task[None]] = set()
 
-    async def send(request: Request, due: float) -> None:
+    async def send(request: ApiRequest, due: float) -> None:
         try:
             await _send(client, request, result, due)
         finally:
@@ -244,10 +221,10 @@ async def _progress(result: PhaseResult, out: TextIO, every_s: float = 1.0) -> N
 
 
 async def run_phase(
-    client: httpx.AsyncClient,
+    client: AsyncClient,
     label: str,
     queries_per_request: int,
-    make: Callable[[int], Request],
+    make: Callable[[int], ApiRequest],
     plan: LoadPlan,
     progress: TextIO | None = sys.stderr,
     server_pid: int | None = None,
@@ -280,19 +257,12 @@ def client_for(
     timeout_s: float,
     api_key: str | None,
     transport: httpx.AsyncBaseTransport | None = None,
-) -> httpx.AsyncClient:
-    headers = {"authorization": f"Bearer {api_key}"} if api_key else None
+) -> AsyncClient:
+    """The Python client, with a connection pool as large as the load's concurrency."""
     limits = httpx.Limits(
         max_connections=plan.concurrency, max_keepalive_connections=plan.concurrency
     )
-    return httpx.AsyncClient(
-        base_url=url,
-        timeout=timeout_s,
-        limits=limits,
-        headers=headers,
-        trust_env=False,
-        transport=transport,
-    )
+    return AsyncClient(url, api_key, timeout_s=timeout_s, transport=transport, limits=limits)
 
 
 async def run_load(

@@ -22,9 +22,10 @@ from typing import Any
 
 from bench.corpus import LoadDocument
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
-from bench.runner import LoadPlan, Request, answers_requests, client_for, index_documents, run_phase
+from bench.runner import LoadPlan, answers_requests, client_for, index_documents, run_phase
 from bench.server import serve
 from encoder.modes import Mode
+from service.client import ApiRequest, NewDocument, delete_request, index_request, status_request
 
 NEW_DOCUMENT_WORDS = 60
 
@@ -101,22 +102,20 @@ class SoakReport:
 
 def mixed_requests(
     docs: Sequence[LoadDocument], mode: str, run_id: str, top_k: int = 5
-) -> Callable[[int], Request]:
+) -> Callable[[int], ApiRequest]:
     """Request i of the mix (see the module docstring)."""
     answers = answers_requests(docs, mode, 1, top_k)
 
-    def make(i: int) -> Request:
+    def make(i: int) -> ApiRequest:
         doc = docs[i % len(docs)]
         kind = i % 10
         if kind == 7:
-            return ("GET", f"/v1/documents/{doc.id}", None)
+            return status_request(doc.id)
         if kind == 8:
-            body = {"id": doc.id, "text": doc.text}
-            return ("POST", "/v1/documents", json.dumps(body).encode())
+            return index_request([NewDocument(doc.text, doc.id)])
         if kind == 9:
             words = doc.text.split()[:NEW_DOCUMENT_WORDS]
-            body = {"id": f"soak-{run_id}-{i}", "text": " ".join(words)}
-            return ("POST", "/v1/documents", json.dumps(body).encode())
+            return index_request([NewDocument(" ".join(words), f"soak-{run_id}-{i}")])
         return answers(i)
 
     return make
@@ -163,7 +162,7 @@ async def soak(
         warm_created = [f"soak-{run_id}w-{i}" for i in range(9, warm.requests, 10)]
         deleted = 0
         for doc_id in created + warm_created:
-            response = await client.delete(f"/v1/documents/{doc_id}")
+            response = await client.send(delete_request(doc_id))
             deleted += response.status_code == 204
     return SoakReport(
         duration_s=result.elapsed_s,

@@ -24,6 +24,7 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,13 @@ from bench.runner import index_documents
 from encoder.modes import Mode
 from service.answering import answers_body, cloze_sentences, query_token_ids, rank_answers
 from service.app import create_app
+from service.client import ApiRequest, AsyncClient, answers_request
 from service.deps import Runtime
 from service.schemas import AnswersIn
 from service.settings import Settings
+
+# Wraps the timed requests to show progress (a tqdm bar, say).
+Progress = Callable[[range], Iterable[int]]
 
 
 @dataclass
@@ -90,6 +95,7 @@ def profile_in_temp_dir(
     store_url: str,
     random_init: bool,
     checkpoint_dir: Path | None,
+    progress: Progress = lambda requests: requests,
 ) -> StageReport:
     """`profile_answers` on an app of its own: a temporary data folder and key prefix, only
     `mode` loaded, the worker in process; random-init checkpoints when asked."""
@@ -111,7 +117,9 @@ def profile_in_temp_dir(
             updates["checkpoint_dir"] = checkpoint_dir
         profile_settings = settings.model_copy(update=updates)
         report = asyncio.run(
-            profile_answers(profile_settings, doc, mode, queries_per_request, repeats)
+            profile_answers(
+                profile_settings, doc, mode, queries_per_request, repeats, progress=progress
+            )
         )
     report.notes["checkpoints"] = (
         "random-init, default size" if random_init else str(checkpoint_dir or "shipped")
@@ -127,13 +135,14 @@ async def profile_answers(
     repeats: int = 200,
     warmup: int = 20,
     top_k: int = 5,
+    progress: Progress = lambda requests: requests,
 ) -> StageReport:
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://profile") as client:
+        async with AsyncClient("http://profile", transport=transport) as client:
             deadline = time.perf_counter() + 120
-            while (await client.get("/readyz")).status_code != 200:
+            while (await client.send(ApiRequest("GET", "/readyz"))).status_code != 200:
                 if time.perf_counter() > deadline:
                     raise RuntimeError("the app was not ready after 120s")
                 await asyncio.sleep(0.05)
@@ -142,13 +151,12 @@ async def profile_answers(
             assert runtime.store is not None and runtime.batcher is not None
             model = runtime.models[mode]
             queries = [doc.questions[j % len(doc.questions)] for j in range(queries_per_request)]
-            body = json.dumps({"queries": queries, "mode": mode, "top_k": top_k}).encode()
-            path = f"/v1/documents/{doc.id}/answers"
+            request = answers_request(doc.id, queries, mode, top_k)
             samples: dict[str, list[float]] = {}
             totals: list[float] = []
             rests: list[float] = []
-            for i in range(warmup + repeats):
-                stages, total = await _one_request(client, path, body, runtime, doc.id, mode, top_k)
+            for i in progress(range(warmup + repeats)):
+                stages, total = await _one_request(client, request, runtime, doc.id, mode, top_k)
                 if i >= warmup:
                     for name, us in stages.items():
                         samples.setdefault(name, []).append(us)
@@ -171,9 +179,8 @@ async def profile_answers(
 
 
 async def _one_request(
-    client: httpx.AsyncClient,
-    path: str,
-    body: bytes,
+    client: AsyncClient,
+    request: ApiRequest,
     runtime: Runtime,
     doc_id: str,
     mode: str,
@@ -185,6 +192,7 @@ async def _one_request(
     clock = time.perf_counter
     us: dict[str, float] = {}
 
+    body = json.dumps(request.json).encode()
     t = clock()
     parsed = AnswersIn.model_validate_json(body)
     us["parse"] = clock() - t
@@ -222,7 +230,7 @@ async def _one_request(
     us["respond"] = clock() - t
 
     t = clock()
-    response = await client.post(path, content=body, headers={"content-type": "application/json"})
+    response = await client.send(request)
     total = clock() - t
     if response.status_code != 200:
         raise RuntimeError(f"answers failed: {response.status_code} {response.text[:300]}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import DEFAULT_DATA, DEFAULT_LOOKUP_MODES, parse_modes, write_json
+from cli.progress import bar
 from encoder.modes import MODES
 from service.settings import Settings
 
@@ -54,6 +55,7 @@ def _lookup(args: argparse.Namespace, settings: Settings) -> int:
         encode_batches=args.encode_batches,
         encode_tokens=args.encode_tokens,
         rounds=args.rounds,
+        progress=bar("modes", args.json),
     )
     bench.setup["checkpoints"] = source
     written = write_outputs(bench, args.out)
@@ -85,6 +87,7 @@ def _stages(args: argparse.Namespace, settings: Settings) -> int:
         store_url=args.store_url,
         random_init=args.random_init,
         checkpoint_dir=args.checkpoint_dir,
+        progress=bar("requests", args.json),
     )
     print(json.dumps(report.to_json(), indent=2) if args.json else format_stages(report))
     if args.json_out is not None:

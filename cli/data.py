@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli.progress import bar
 from service.settings import Settings
 
 DEFAULT_TASK = "para"
@@ -52,12 +53,8 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _progress(args: argparse.Namespace) -> Any:
-    import sys
-
-    from tqdm import tqdm
-
     # A bar on a terminal only: logs of background runs stay readable.
-    return lambda texts: tqdm(texts, desc="texts", disable=not sys.stderr.isatty(), leave=False)
+    return bar("texts")
 
 
 def register(sub: Any) -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cli.progress import bar
 from encoder.modes import MODES
 from service.settings import Settings
 
@@ -18,7 +19,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
     path = args.checkpoint or default_checkpoint_path(args.mode)
     try:
-        result = evaluate(path, args.data, device=settings.device)
+        progress = bar("batches", args.json, unit="batch")
+        result = evaluate(path, args.data, device=settings.device, progress=progress)
     except (CheckpointError, DataError, ValueError) as e:
         print(f"error: {e}")
         return 1

@@ -11,26 +11,32 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from cli import bench, config, data, evaluate, loadtest, serve, soak, train, worker
+from cli import ask, bench, config, data, evaluate, index, loadtest, serve, soak, train, worker
+from service.client import __version__
 from service.settings import InvalidSetting, Settings, load_settings
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
-COMMANDS = (config, data, train, evaluate, serve, worker, bench, loadtest, soak)
+COMMANDS = (config, data, train, evaluate, serve, worker, bench, loadtest, soak, index, ask)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cheapqa", description="cheapqa: cheap-linear-attention question answering service"
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"cheapqa {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # bare `cheapqa`: the help, and no error
+        parser.print_help()
+        return 0
     try:
         settings = load_settings()
     except InvalidSetting as exc:

@@ -14,7 +14,7 @@ from encoder.checkpoint import Checkpoint, load_checkpoint
 from encoder.data.questions import DataError, Question, baselines, question_from_json
 from encoder.entities import name_key
 from encoder.text import entity_index, entity_marker
-from encoder.train import accuracy, encode_questions
+from encoder.train import Progress, accuracy, encode_questions
 
 
 @dataclass(frozen=True)
@@ -99,14 +99,18 @@ def _json_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def evaluate(
-    checkpoint_path: str | os.PathLike[str], data_path: str | os.PathLike[str], device: str = "cpu"
+    checkpoint_path: str | os.PathLike[str],
+    data_path: str | os.PathLike[str],
+    device: str = "cpu",
+    progress: Progress | None = None,
 ) -> Evaluation:
+    """Accuracy and baselines; `progress` wraps the batches of questions (a bar, say)."""
     ckpt = load_checkpoint(checkpoint_path, device=device)
     started = time.perf_counter()
     questions, not_entities = read_any_questions(data_path, ckpt)
     data = encode_questions(questions, ckpt.vocab)
     total = len(questions) + not_entities
-    acc = accuracy(ckpt.model, data) * len(questions) / max(1, total)
+    acc = accuracy(ckpt.model, data, progress) * len(questions) / max(1, total)
     b = baselines(questions)
     share = len(questions) / max(1, total)  # baselines, too, miss what is not an entity
     return Evaluation(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,6 +148,10 @@ def permute_entities(
     )
 
 
+# Wraps the batches of a long pass (evaluation) to show progress: a tqdm bar, say.
+Progress = Callable[[list[list[int]]], Iterable[list[int]]]
+
+
 def batches(
     n: int, batch_size: int, lengths: Sequence[int], generator: torch.Generator | None
 ) -> Iterator[list[int]]:
@@ -169,13 +173,16 @@ def batches(
 
 
 @torch.no_grad()
-def predict(model: Reader, data: Encoded, batch_size: int = 128) -> Tensor:
-    """The predicted slot of every question, in order."""
+def predict(
+    model: Reader, data: Encoded, batch_size: int = 128, progress: Progress | None = None
+) -> Tensor:
+    """The predicted slot of every question, in order; `progress` wraps the batches."""
     was_training = model.training
     model.eval()
     out = torch.empty(len(data), dtype=torch.long)
     lengths = [len(d) for d in data.docs]
-    for idx in batches(len(data), batch_size, lengths, None):
+    chunks = list(batches(len(data), batch_size, lengths, None))
+    for idx in progress(chunks) if progress is not None else chunks:
         b = make_batch(data, idx, model.config.pad_id)
         d = model.device
         scores = model(
@@ -190,10 +197,10 @@ def predict(model: Reader, data: Encoded, batch_size: int = 128) -> Tensor:
     return out
 
 
-def accuracy(model: Reader, data: Encoded) -> float:
+def accuracy(model: Reader, data: Encoded, progress: Progress | None = None) -> float:
     if len(data) == 0:
         return 0.0
-    return float((predict(model, data) == data.answers).float().mean())
+    return float((predict(model, data, progress=progress) == data.answers).float().mean())
 
 
 def _init_embeddings(

@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.backends import open_queue, open_settings_store
@@ -25,7 +26,7 @@ from service.ingest.queue import IngestQueue
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
 from service.readers import load_models
-from service.routers import answers, documents, health, models
+from service.routers import answers, documents, health, models, page
 from service.settings import Settings
 from store.base import DocumentStore
 from store.factory import is_embedded
@@ -34,8 +35,9 @@ log = logging.getLogger(__name__)
 
 
 class LatencyMiddleware:
-    """Observes each request's latency under its route template (pure ASGI: no extra task
-    per request, unlike BaseHTTPMiddleware)."""
+    """Observes each request's latency under its route template, and tells the client the
+    time so far in a `Server-Timing` header (pure ASGI: no extra task per request, unlike
+    BaseHTTPMiddleware)."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -52,6 +54,9 @@ class LatencyMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                # The server's own time, for clients that show it (the demo page does).
+                elapsed_ms = (time.perf_counter() - start) * 1000.0
+                MutableHeaders(scope=message).append("server-timing", f"app;dur={elapsed_ms:.2f}")
             await send(message)
 
         try:
@@ -142,6 +147,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(answers.router)
     app.include_router(models.router)
     app.include_router(health.router)
+    app.include_router(page.router)
+    app.mount("/static", page.static_files(), name="static")
 
     app.add_middleware(LatencyMiddleware, metrics=runtime.metrics)
     return app

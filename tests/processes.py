@@ -7,7 +7,12 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import httpx
+
+from tests.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,3 +52,26 @@ def base_env(checkpoint_dir: Path, data_dir: Path) -> dict[str, str]:
         "CHEAPQA_STATE_DTYPE": "float32",
         "CHEAPQA_INGEST_BLOCK_MS": "100",
     }
+
+
+def start_serve(env: dict[str, str], log: Path, timeout_s: float = 60.0) -> tuple[str, Process]:
+    """`cheapqa serve` on a free loopback port, ready (/readyz 200); its URL and process.
+    The caller stops it (or appends it to the `processes` fixture's list)."""
+    port = free_port()
+    server = Process(
+        ["serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"], env, log
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if server.proc.poll() is not None:
+            raise AssertionError(f"serve exited:\n{server.output()}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2, trust_env=False).status_code == 200:
+                return url, server
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise AssertionError(f"serve never ready:\n{server.output()}")
+        time.sleep(0.1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +12,27 @@ import pytest
 
 from service.app import create_app
 from service.settings import Settings
+from tests.processes import base_env, start_serve
 from tests.service.helpers import build_checkpoints
 
 
 @pytest.fixture(scope="session")
 def checkpoint_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture(scope="session")
+def live_server_url(
+    checkpoint_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """One `cheapqa serve` subprocess (embedded store, the tiny checkpoints) shared by the
+    tests of the client, the client commands and the demo page; each uses its own ids."""
+    tmp = tmp_path_factory.mktemp("live-server")
+    url, server = start_serve(base_env(checkpoint_dir, tmp / "data"), tmp / "serve.log")
+    try:
+        yield url
+    finally:
+        server.stop()
 
 
 SettingsFactory = Callable[..., Settings]

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from encoder.modes import MODES
-from tests.processes import Process, base_env
+from tests.processes import Process, base_env, start_serve
 from tests.redis_server import free_port
 from tests.service.helpers import assert_matches_forward, forward_probabilities, load
 from tests.service.texts import DOCUMENTS, QUESTIONS
@@ -31,24 +31,9 @@ def assert_clean_exit(server: Process) -> None:
 def start_server(
     processes: list[Process], env: dict[str, str], tmp_path: Path
 ) -> tuple[httpx.Client, Process]:
-    port = free_port()
-    server = Process(
-        ["serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env,
-        tmp_path / "serve.log",
-    )
+    url, server = start_serve(env, tmp_path / "serve.log")
     processes.append(server)
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
-    deadline = time.monotonic() + 60
-    while True:
-        assert server.proc.poll() is None, f"serve exited:\n{server.output()}"
-        try:
-            if client.get("/readyz").status_code == 200:
-                return client, server
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, f"serve never ready:\n{server.output()}"
-        time.sleep(0.1)
+    return httpx.Client(base_url=url, timeout=10), server
 
 
 def index_and_check_answers(client: httpx.Client, checkpoint_dir: Path) -> None:

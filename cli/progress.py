@@ -1,0 +1,24 @@
+"""Progress bars for the long commands: on a terminal only (stderr is a tty), quiet when
+piped or logged, or when the command prints JSON."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def shown(json_output: bool = False) -> bool:
+    return not json_output and sys.stderr.isatty()
+
+
+def bar(
+    desc: str, json_output: bool = False, **tqdm_args: Any
+) -> Callable[[Iterable[T]], Iterable[T]]:
+    """A wrapper for an iterable that shows a tqdm bar when `shown`."""
+    from tqdm import tqdm
+
+    disable = not shown(json_output)
+    return lambda items: tqdm(items, desc=desc, disable=disable, leave=False, **tqdm_args)
