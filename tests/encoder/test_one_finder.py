@@ -1,0 +1,42 @@
+"""The data builder and the service find entities with the same finder: a reader is never
+served entities of a kind it was not trained on."""
+
+from __future__ import annotations
+
+from encoder import entities
+from encoder.anonymise import anonymise_document
+from encoder.data.build import MIN_NAME_COUNT, _entities_of
+from encoder.data.sources import Text
+
+NEWS = Text(
+    name="news:1",
+    paragraphs=[
+        "Prime Minister Theresa May met Pervez Musharraf at the United Nations. "
+        "Musharraf said the UN would help. May agreed with Musharraf.",
+        "The Bank of England kept rates. Later the Bank of England said May was right.",
+    ],
+)
+
+
+def test_builder_and_service_take_the_same_names() -> None:
+    text = " ".join(NEWS.paragraphs)
+    built = [e.name for e in _entities_of([NEWS])(NEWS)]
+    served = anonymise_document(text, max_entities=64).entities
+    assert (
+        built == served == ["Theresa May", "Pervez Musharraf", "United Nations", "Bank of England"]
+    )
+
+
+def test_both_call_the_one_finder(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    calls: list[str] = []
+    real = entities.find_entities
+
+    def spy(text: str, **kw: int) -> list[entities.Entity]:
+        calls.append(text)
+        return real(text, **kw)
+
+    monkeypatch.setattr("encoder.data.build.find_entities", spy)
+    monkeypatch.setattr("encoder.anonymise.find_entities", spy)
+    _entities_of([NEWS])(NEWS)
+    anonymise_document(NEWS.paragraphs[0], max_entities=8)
+    assert len(calls) == 2
