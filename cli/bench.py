@@ -28,6 +28,28 @@ def _ints(text: str) -> list[int]:
     return values
 
 
+def _readers(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.readers import as_json, evaluate_readers, markdown
+    from encoder.checkpoint import CHECKPOINT_DIR
+
+    def log(line: str) -> None:
+        if not args.json:
+            print(line, file=sys.stderr, flush=True)
+
+    rows = evaluate_readers(
+        args.checkpoint_dir or CHECKPOINT_DIR,
+        args.data,
+        args.modes,
+        log=log,
+        max_questions=args.max_questions,
+    )
+    if not rows:
+        print(f"no built sets or checkpoints found ({CORPUS_HINT})", file=sys.stderr)
+        return 1
+    print(json.dumps(as_json(rows)) if args.json else markdown(rows, args.modes))
+    return 0
+
+
 def _lookup(args: argparse.Namespace, settings: Settings) -> int:
     from bench.corpus import CorpusError, load_corpus
     from bench.lookup import format_goals, load_readers, markdown, run_lookup_bench, write_outputs
@@ -113,8 +135,22 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("bench", help="measure the store and the service, print the figures")
+    p = sub.add_parser(
+        "bench", help="measure the readers, the store and the service, print the figures"
+    )
     bench_sub = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
+
+    s = bench_sub.add_parser(
+        "readers", help="test accuracy of every reader on every built set, beside the baselines"
+    )
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument(
+        "--checkpoint-dir", type=Path, default=None, help="<mode>.pt files (the shipped ones)"
+    )
+    s.add_argument("--data", type=Path, default=Path("data"), help="the built sets' folder")
+    s.add_argument("--modes", type=parse_modes, default=list(MODES))
+    s.add_argument("--max-questions", type=int, default=None, help="the first N of each set")
+    s.set_defaults(handler=_readers)
 
     s = bench_sub.add_parser("store", help="state bytes per document; get/put latency")
     s.add_argument("--json", action="store_true", help="print one JSON object")

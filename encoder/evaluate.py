@@ -46,8 +46,8 @@ def read_any_questions(
     or a user's own: {"document": text, "query": cloze question, "answer": name,
     "candidates"?: [names]} in plain text. Those go through the service's own steps: the
     entity finder (or the given candidates), the document's entity map for the question, the
-    reader's question window. Returns the questions and how many user answers were not an
-    entity of their document (they count as wrong: the service could not answer them).
+    reader's question window. Returns the questions and how many answers the reader cannot
+    give (no entity of their document, or a marker beyond its slots): they count as wrong.
     """
     window = ckpt.query_window
     E = ckpt.model.config.max_entities
@@ -57,8 +57,12 @@ def read_any_questions(
         try:
             if entity_index(str(raw.get("answer", ""))) is not None:
                 q = question_from_json(raw)
+                if (entity_index(q.answer) or 0) >= E:
+                    not_entities += 1  # beyond the reader's slots: it cannot answer it
+                    continue
                 query = prepare_question(q.query, [], window)
-                questions.append(replace(q, query=" ".join(query)))
+                kept = [c for c in q.candidates if (entity_index(c) or 0) < E]
+                questions.append(replace(q, query=" ".join(query), candidates=kept))
                 continue
             doc = anonymise_document(str(raw["document"]), raw.get("candidates"), max_entities=E)
             query = prepare_question(str(raw["query"]), doc.entities, window)

@@ -80,10 +80,11 @@ def encode_questions(questions: Sequence[Question], vocab: Vocabulary) -> Encode
     for i, q in enumerate(questions):
         slot = entity_index(q.answer)
         slots = [entity_index(c) for c in q.candidates]
-        if slot is None or slot >= E or any(s is None or s >= E for s in slots):
+        if slot is None or slot >= E:
             raise ValueError(f"{q.id}: entity slots beyond the model's {E}")
         answers[i] = slot
-        candidates[i, [s for s in slots if s is not None]] = True
+        # Markers beyond E read as unknown words; they cannot be answers.
+        candidates[i, [s for s in slots if s is not None and s < E]] = True
         docs.append(torch.tensor(vocab.encode(tokenize(q.document)), dtype=torch.long))
         queries.append(torch.tensor(vocab.encode(tokenize(q.query)), dtype=torch.long))
     return Encoded(docs, queries, answers, candidates)

@@ -1,0 +1,97 @@
+"""Test accuracy of every reader on every built set, beside the baselines: RESULTS.md's table.
+
+    cheapqa bench readers --checkpoint-dir encoder/checkpoints --data data
+
+A set is `<data>/<name>/<split>.jsonl`; the defaults are the recipe's tasks and lengths plus
+the two other-domain sets (Wikipedia, and lead -> body). Sets that are not built are skipped
+and said so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from encoder.evaluate import Evaluation, evaluate
+from encoder.modes import MODES
+
+DEFAULT_SETS = (
+    ("find-200", "test"),
+    ("para-200", "test"),
+    ("para-400", "test"),
+    ("para-800", "test"),
+    ("infer-200", "test"),
+    ("para-200", "wiki_test"),
+    ("para-800", "lead_test"),
+)
+BASELINES = ("random", "most_frequent", "context_match", "bag_of_words")
+
+
+@dataclass(frozen=True)
+class Row:
+    data: str  # "para-800/test"
+    count: int
+    accuracy: dict[str, float]  # mode -> accuracy
+    baselines: dict[str, float]
+
+
+def evaluate_readers(
+    checkpoint_dir: Path,
+    data_dir: Path,
+    modes: Sequence[str] = MODES,
+    sets: Sequence[tuple[str, str]] = DEFAULT_SETS,
+    log: Callable[[str], None] = lambda _: None,
+    max_questions: int | None = None,
+) -> list[Row]:
+    rows = []
+    for name, split in sets:
+        path = data_dir / name / f"{split}.jsonl"
+        if not path.is_file():
+            log(f"skipped {path}: not built")
+            continue
+        if max_questions is not None:
+            path = _head(path, max_questions)
+        results: dict[str, Evaluation] = {}
+        for mode in modes:
+            ckpt = checkpoint_dir / f"{mode}.pt"
+            if ckpt.is_file():
+                results[mode] = evaluate(ckpt, path)
+                log(f"{name}/{split} {mode}: {results[mode].accuracy:.4f}")
+        if not results:
+            continue
+        any_result = next(iter(results.values()))
+        rows.append(
+            Row(
+                data=f"{name}/{split}",
+                count=any_result.count,
+                accuracy={m: r.accuracy for m, r in results.items()},
+                baselines={b: getattr(any_result, b) for b in BASELINES},
+            )
+        )
+    return rows
+
+
+def _head(path: Path, n: int) -> Path:
+    """The first n questions of a set, in a file beside it (large sets, quick looks)."""
+    out = path.with_name(f"{path.stem}.first{n}.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:n]
+    out.write_text("".join(lines), encoding="utf-8")
+    return out
+
+
+def markdown(rows: Sequence[Row], modes: Sequence[str] = MODES) -> str:
+    shown = [m for m in modes if any(m in r.accuracy for r in rows)]
+    head = ["set", "questions", *shown, *(b.replace("_", " ") for b in BASELINES)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
+    for r in rows:
+        cells = [r.data, str(r.count)]
+        cells += [f"{r.accuracy[m]:.3f}" if m in r.accuracy else "-" for m in shown]
+        cells += [f"{r.baselines[b]:.3f}" for b in BASELINES]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def as_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    return [r.__dict__ for r in rows]
