@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -12,7 +13,15 @@ from encoder.data.cloze import ClozeOptions, build_questions
 from encoder.data.questions import write_questions
 from encoder.entities import entity_aliases
 from encoder.evaluate import evaluate
-from encoder.train import TrainOptions, encode_questions, make_batch, permute_entities, train
+from encoder.recipe import ModelShape, Recipe, Stage
+from encoder.train import (
+    TrainOptions,
+    encode_questions,
+    make_batch,
+    permute_entities,
+    train,
+    train_recipe,
+)
 from encoder.vocab import Vocabulary
 from tests.encoder.test_data import STORY
 
@@ -128,3 +137,54 @@ def test_train_and_evaluate_commands(data_dir: Path, capsys: pytest.CaptureFixtu
     assert result["count"] == 8 and result["mode"] == "gated"
     assert {"accuracy", "random", "most_frequent", "most_recent", "context_match"} <= set(result)
     assert main(["evaluate", "--checkpoint", str(data_dir / "absent.pt"), "--data", str(out)]) == 1
+
+
+def _recipe(data_dir: Path) -> Recipe:
+    other = data_dir / "other"
+    other.mkdir(exist_ok=True)
+    for name in ("train.jsonl", "validation.jsonl"):
+        (other / name).write_bytes((data_dir / name).read_bytes())
+    return Recipe(
+        stages=(
+            Stage("first", ((data_dir, 1.0),), 1, 2e-3),
+            Stage("mixed", ((data_dir, 0.5), (other, 1.0)), 2, 1e-3),
+        ),
+        validation=(data_dir, other),
+        model=ModelShape(embed_dim=8, hidden_size=6, max_entities=8),
+        min_count=1,
+        batch_size=4,
+        glove=False,
+    )
+
+
+def test_a_recipe_stopped_mid_epoch_resumes_at_the_batch(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped in the middle of stage 2's first epoch, the run continues at that batch and
+    ends where an uninterrupted run ends (save_every_s=0: a resume point after every batch)."""
+    recipe = _recipe(data_dir)
+    straight = train_recipe(recipe, "linear", tmp_path / "a.pt", log=lambda _: None)
+    assert [e["stage"] for e in straight.epochs] == ["first", "mixed", "mixed"]
+
+    import encoder.train as train_module
+
+    real_make_batch = train_module.make_batch
+    calls = {"n": 0}
+
+    def stopping_make_batch(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 20:  # first stage has 8 batches; this is inside stage 2
+            raise KeyboardInterrupt
+        return real_make_batch(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "make_batch", stopping_make_batch)
+    with pytest.raises(KeyboardInterrupt):
+        train_recipe(recipe, "linear", tmp_path / "b.pt", log=lambda _: None, save_every_s=0)
+    monkeypatch.setattr(train_module, "make_batch", real_make_batch)
+    lines: list[str] = []
+    resumed = train_recipe(recipe, "linear", tmp_path / "b.pt", log=lines.append, save_every_s=0)
+    assert any("stage 2, epoch 1, batch" in line for line in lines)
+    assert [e["stage"] for e in resumed.epochs] == ["first", "mixed", "mixed"]
+    for a, b in zip(straight.epochs, resumed.epochs, strict=True):
+        assert b["train_loss"] == pytest.approx(a["train_loss"], rel=1e-5)
+        assert b["validation_accuracy"] == pytest.approx(a["validation_accuracy"])
