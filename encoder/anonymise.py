@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from encoder.entities import (
     Entity,
@@ -66,18 +67,22 @@ class EntityMatcher:
         """(lower-cased token, None) for plain tokens, ("", owner) for a match (which may
         span several tokens)."""
         raw = raw_tokens(text)
+        lows = [t.lower() for t in raw]
+        by_first = self._by_first
         out: list[tuple[str, int | None]] = []
-        i = 0
-        while i < len(raw):
-            low = raw[i].lower()
+        i, end = 0, len(raw)
+        while i < end:
+            low = lows[i]
+            patterns = by_first.get(low)
             matched = None
-            for words, needs_capital, owner in self._by_first.get(low, ()):
-                n = len(words)
-                if needs_capital and not raw[i][:1].isupper():
-                    continue
-                if tuple(t.lower() for t in raw[i : i + n]) == words:
-                    matched = (n, owner)
-                    break
+            if patterns is not None:  # most tokens start no name: one dict miss, no loop
+                for words, needs_capital, owner in patterns:
+                    if needs_capital and not raw[i][:1].isupper():
+                        continue
+                    n = len(words)
+                    if tuple(lows[i : i + n]) == words:
+                        matched = (n, owner)
+                        break
             if matched is None:
                 out.append((low, None))
                 i += 1
@@ -143,6 +148,16 @@ def anonymise_document(
     return AnonymisedText(tokens=tokens, entities=entities, mentions=mentions, unplaced=unplaced)
 
 
+@lru_cache(maxsize=1024)
+def query_matcher(entities: tuple[str, ...]) -> EntityMatcher:
+    """The matcher of a document's names and surname aliases in questions, built once per
+    entity map (building it costs more than marking a question; a service asks many questions
+    of the same documents). A matcher is read-only once built, so threads may share it."""
+    surfaces = [(name, i) for i, name in enumerate(entities)]
+    surfaces += [(alias, i) for i, alias in surname_aliases(entities).items()]
+    return EntityMatcher(surfaces, any_case=True)
+
+
 def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     """Tokenize a cloze question and replace the document's entity names by their markers.
 
@@ -150,11 +165,8 @@ def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     where no other entity of the document shares it. Raises ValueError unless the question
     holds exactly one `@placeholder`.
     """
-    surfaces = [(name, i) for i, name in enumerate(entities)]
-    surfaces += [(alias, i) for i, alias in surname_aliases(entities).items()]
-    tokens: list[str] = []
-    for low, owner in EntityMatcher(surfaces, any_case=True).mark(text):
-        tokens.append(low if owner is None else entity_marker(owner))
+    marks = query_matcher(tuple(entities)).mark(text)
+    tokens = [low if owner is None else entity_marker(owner) for low, owner in marks]
     count = tokens.count(PLACEHOLDER)
     if count != 1:
         raise ValueError(f"a question needs exactly one {PLACEHOLDER}, found {count}")

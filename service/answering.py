@@ -42,16 +42,19 @@ def query_token_ids(
     model: LoadedModel, queries: list[str], entities: list[str]
 ) -> list[torch.Tensor]:
     """Raises ValueError naming the question at fault (e.g. not exactly one @placeholder)."""
-    out = []
+    names = tuple(entities)  # the key of the document's cached question matcher
+    ids: list[list[int]] = []
     for i, query in enumerate(queries):
         try:
-            tokens = anonymise_query(query, entities)
+            tokens = anonymise_query(query, names)
         except ValueError as exc:
             raise ValueError(f"query {i}: {exc}") from exc
         if model.query_window is not None:
             tokens = cut_around_placeholder(tokens, *model.query_window)
-        out.append(model.token_ids(tokens))
-    return out
+        ids.append(model.vocab.encode(tokens))
+    # One tensor for the request, split into views: one allocation instead of one per question.
+    flat = torch.tensor([t for row in ids for t in row], dtype=torch.long)
+    return list(flat.split([len(row) for row in ids]))
 
 
 def candidate_mask(n_queries: int, n_entities: int, max_entities: int) -> torch.Tensor:
@@ -65,12 +68,15 @@ def rank_answers(
     model: LoadedModel, state: DocumentState, Q: torch.Tensor, n_entities: int, top_k: int
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread)."""
-    mask = candidate_mask(Q.shape[0], n_entities, model.max_entities)  # (m, E)
-    R = model.reader.lookup(state, Q)  # (m, k)
-    scores = model.reader.score(R, Q, mask)  # (m, E)
-    probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
-    top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
-    return RankedAnswers(slots=top.indices.tolist(), scores=top.values.tolist())
+    # One inference-mode context for the whole step: the reader's lean path then neither
+    # switches modes nor copies its results.
+    with torch.inference_mode():
+        mask = candidate_mask(Q.shape[0], n_entities, model.max_entities)  # (m, E)
+        R = model.reader.lookup(state, Q)  # (m, k)
+        scores = model.reader.score(R, Q, mask)  # (m, E)
+        probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
+        top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
+        return RankedAnswers(slots=top.indices.tolist(), scores=top.values.tolist())
 
 
 def answers_body(

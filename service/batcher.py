@@ -130,6 +130,8 @@ def _encode_group(jobs: list[_Job]) -> list[torch.Tensor]:
     """Runs one mode's query GRU once over every question of the jobs; splits per job."""
     model = jobs[0].model
     flat = [q for job in jobs for q in job.queries]
-    Q = model.reader.encode_queries(flat)  # (sum m, k)
-    sizes = [len(job.queries) for job in jobs]
-    return [part.clone() for part in torch.split(Q, sizes)]
+    # Inference mode: the query vectors are only ever read by rank_answers (inference mode
+    # too), so the reader hands them over without a copy; each job gets a view of its rows.
+    with torch.inference_mode():
+        Q = model.reader.encode_queries(flat)  # (sum m, k)
+    return list(torch.split(Q, [len(job.queries) for job in jobs]))
