@@ -170,8 +170,8 @@ class Reader(nn.Module):
         first request does not pay for them."""
         self.eval()
         if self._lean:
-            self._query_tables()
-            _query_gru_steps()
+            with torch.inference_mode():  # builds the tables, compiles the steps, warms up
+                self._encode_queries_lean([torch.tensor([self.config.pad_id])])
 
     @property
     def device(self) -> torch.device:
@@ -334,7 +334,10 @@ class Reader(nn.Module):
             ids, lengths, batch_first=True, enforce_sorted=False
         )  # data: time-major tokens of the questions sorted longest first
         gi = table[packed.data]  # (tokens, 3k): input gates r | z | n, time-major
-        last = _query_gru_steps()(gi, packed.batch_sizes.tolist(), W_hhT, b_hh)  # (B, k) sorted
+        # The plain interpreter: the profiling executor's optimisations gain nothing on these
+        # small ops, and it re-profiles (milliseconds) whenever the batch's shapes change.
+        with torch.jit.optimized_execution(False):
+            last = _query_gru_steps()(gi, packed.batch_sizes.tolist(), W_hhT, b_hh)  # (B, k)
         return last[packed.unsorted_indices]  # (B, k) in the questions' order
 
     def _lookup(self, state: DocumentState, Q: Tensor) -> Tensor:
