@@ -8,7 +8,7 @@ data builder and the service both come through here, with the same finder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -63,32 +63,54 @@ class EntityMatcher:
         for p in _surface_patterns(surfaces, any_case):
             self._by_first.setdefault(p[0][0], []).append(p)
 
+    def _spans(self, raw: list[str], lows: list[str]) -> list[tuple[int, int, int]]:
+        """(start, tokens, owner) of each match, left to right; a match hides what it spans.
+        Only tokens that begin some surface are tried (most tokens begin none)."""
+        by_first = self._by_first
+        spans: list[tuple[int, int, int]] = []
+        covered = 0  # tokens before this index are inside an earlier match
+        for i in [i for i, low in enumerate(lows) if low in by_first]:
+            if i < covered:
+                continue
+            for words, needs_capital, owner in by_first[lows[i]]:
+                if needs_capital and not raw[i][:1].isupper():
+                    continue
+                n = len(words)
+                if tuple(lows[i : i + n]) == words:
+                    spans.append((i, n, owner))
+                    covered = i + n
+                    break
+        return spans
+
     def mark(self, text: str) -> list[tuple[str, int | None]]:
         """(lower-cased token, None) for plain tokens, ("", owner) for a match (which may
         span several tokens)."""
         raw = raw_tokens(text)
         lows = [t.lower() for t in raw]
-        by_first = self._by_first
         out: list[tuple[str, int | None]] = []
-        i, end = 0, len(raw)
-        while i < end:
-            low = lows[i]
-            patterns = by_first.get(low)
-            matched = None
-            if patterns is not None:  # most tokens start no name: one dict miss, no loop
-                for words, needs_capital, owner in patterns:
-                    if needs_capital and not raw[i][:1].isupper():
-                        continue
-                    n = len(words)
-                    if tuple(lows[i : i + n]) == words:
-                        matched = (n, owner)
-                        break
-            if matched is None:
-                out.append((low, None))
-                i += 1
-            else:
-                out.append(("", matched[1]))
-                i += matched[0]
+        pos = 0
+        for start, n, owner in self._spans(raw, lows):
+            out += [(low, None) for low in lows[pos:start]]
+            out.append(("", owner))
+            pos = start + n
+        out += [(low, None) for low in lows[pos:]]
+        return out
+
+    def replace(self, text: str, marker: Callable[[int], str]) -> list[str]:
+        """Lower-cased tokens with each match replaced by marker(owner): `mark`, flattened,
+        without a pair per token (the question path calls this per question)."""
+        raw = raw_tokens(text)
+        lows = [t.lower() for t in raw]
+        spans = self._spans(raw, lows)
+        if not spans:
+            return lows
+        out: list[str] = []
+        pos = 0
+        for start, n, owner in spans:
+            out += lows[pos:start]
+            out.append(marker(owner))
+            pos = start + n
+        out += lows[pos:]
         return out
 
 
@@ -165,8 +187,7 @@ def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     where no other entity of the document shares it. Raises ValueError unless the question
     holds exactly one `@placeholder`.
     """
-    marks = query_matcher(tuple(entities)).mark(text)
-    tokens = [low if owner is None else entity_marker(owner) for low, owner in marks]
+    tokens = query_matcher(tuple(entities)).replace(text, entity_marker)
     count = tokens.count(PLACEHOLDER)
     if count != 1:
         raise ValueError(f"a question needs exactly one {PLACEHOLDER}, found {count}")

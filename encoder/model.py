@@ -56,42 +56,43 @@ def _to_cpu_float32(t: Tensor) -> Tensor:
     return t.detach().to(device="cpu", dtype=torch.float32, copy=True)
 
 
-def _gru_steps(gi: Tensor, batch_sizes: list[int], W_hhT: Tensor, b_hh: Tensor) -> Tensor:
-    """The GRU recurrence over packed input gates: gi (tokens, 3k) time-major, batch_sizes[t]
-    sequences still running at step t (sorted longest first) -> each one's last state (B, k).
+def _gru_steps(
+    gi_rz: list[Tensor], gi_n: list[Tensor], batch_sizes: list[int], W_hhT: Tensor, b_hh: Tensor
+) -> Tensor:
+    """The GRU recurrence over precomputed input gates, packed: at step t, gi_rz[t] (b_t, 2k)
+    and gi_n[t] (b_t, k) for the b_t = batch_sizes[t] sequences still running (sorted longest
+    first) -> each sequence's last state (B, k), in that sorted order.
 
     As torch.nn.GRU: r, z = σ(gi_rz + W_h{r,z} h + b_h{r,z}), n = tanh(gi_n + r (W_hn h + b_hn)),
-    h' = (1 - z) n + z h. A sequence leaves the batch after its last token.
+    h' = (1 - z) n + z h. A sequence leaves the batch after its last token. Eight ops a step.
     """
     k = W_hhT.shape[0]
-    h = torch.zeros(batch_sizes[0], k, dtype=gi.dtype)  # (b, k)
+    h = torch.zeros(batch_sizes[0], k, dtype=W_hhT.dtype)  # (b, k)
     done: list[Tensor] = []  # last states of sequences that ended, shortest last
-    start = 0
-    for b in batch_sizes:
+    for t in range(len(batch_sizes)):
+        b = batch_sizes[t]
         if b < h.shape[0]:
             done.append(h[b:])
             h = h[:b]
-        g = gi[start : start + b]  # (b, 3k)
-        start += b
-        gh = torch.addmm(b_hh, h, W_hhT)  # (b, 3k)
-        rz = torch.sigmoid_(gh[:, : 2 * k].add_(g[:, : 2 * k]))  # (b, 2k)
-        n = torch.tanh_(torch.addcmul(g[:, 2 * k :], rz[:, :k], gh[:, 2 * k :]))  # (b, k)
-        h = torch.lerp(n, h, rz[:, k:])  # (1 - z) n + z h
+        gh = torch.addmm(b_hh, h, W_hhT).split([2 * k, k], 1)  # (b, 2k), (b, k)
+        rz = torch.sigmoid_(gh[0].add_(gi_rz[t])).chunk(2, 1)  # r, z: (b, k) each
+        n = torch.tanh_(torch.addcmul(gi_n[t], rz[0], gh[1]))  # (b, k)
+        h = torch.lerp(n, h, rz[1])  # (1 - z) n + z h
     done.append(h)
     done.reverse()
     return torch.cat(done)  # (B, k)
 
 
 @cache
-def _query_gru_steps() -> Callable[[Tensor, list[int], Tensor, Tensor], Tensor]:
+def _query_gru_steps() -> Callable[[list[Tensor], list[Tensor], list[int], Tensor, Tensor], Tensor]:
     """_gru_steps compiled with TorchScript once per process (its interpreter dispatches the
     ~10 small ops per token for less than Python does; measured in BENCHMARKS.md). torch 2.x
     marks torch.jit.script deprecated in favour of torch.compile, which needs a C compiler at
     run time; the warning is silenced here, where the choice is made."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", ".*torch.jit.script", DeprecationWarning)
-        scripted: Callable[[Tensor, list[int], Tensor, Tensor], Tensor] = torch.jit.script(
-            _gru_steps
+        scripted: Callable[[list[Tensor], list[Tensor], list[int], Tensor, Tensor], Tensor] = (
+            torch.jit.script(_gru_steps)
         )
     return scripted
 
@@ -334,10 +335,13 @@ class Reader(nn.Module):
             ids, lengths, batch_first=True, enforce_sorted=False
         )  # data: time-major tokens of the questions sorted longest first
         gi = table[packed.data]  # (tokens, 3k): input gates r | z | n, time-major
+        k = W_hhT.shape[0]
+        batch_sizes = packed.batch_sizes.tolist()  # questions still running at each step
+        steps_rz, steps_n = gi[:, : 2 * k].split(batch_sizes), gi[:, 2 * k :].split(batch_sizes)
         # The plain interpreter: the profiling executor's optimisations gain nothing on these
         # small ops, and it re-profiles (milliseconds) whenever the batch's shapes change.
         with torch.jit.optimized_execution(False):
-            last = _query_gru_steps()(gi, packed.batch_sizes.tolist(), W_hhT, b_hh)  # (B, k)
+            last = _query_gru_steps()(steps_rz, steps_n, batch_sizes, W_hhT, b_hh)  # (B, k)
         return last[packed.unsorted_indices]  # (B, k) in the questions' order
 
     def _lookup(self, state: DocumentState, Q: Tensor) -> Tensor:
