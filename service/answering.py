@@ -139,17 +139,20 @@ async def answer_queries(
         raise BadRequest(
             f"mode {mode!r} is not loaded", {"loaded": sorted(models)}, code="mode_not_loaded"
         )
-    record = await indexed_record(store, doc_id, modes=(mode,))
-    require_current(record, models, (mode,))
-    state = record.states[mode]
-    try:
-        query_ids = query_token_ids(model, body.queries, record.entities)
-    except ValueError as exc:
-        raise BadRequest(str(exc), code="bad_query") from exc
-    n_entities = len(record.entities)
-    if n_entities == 0:
-        results = [QueryAnswers(query=q, answers=[]) for q in body.queries]
-        return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)
+    # From here to encode this request is on its way to the batcher: a batch gathered
+    # meanwhile waits for it (and runs at once when no request is on its way).
+    with batcher.coming():
+        record = await indexed_record(store, doc_id, modes=(mode,))
+        require_current(record, models, (mode,))
+        state = record.states[mode]
+        try:
+            query_ids = query_token_ids(model, body.queries, record.entities)
+        except ValueError as exc:
+            raise BadRequest(str(exc), code="bad_query") from exc
+        n_entities = len(record.entities)
+        if n_entities == 0:
+            results = [QueryAnswers(query=q, answers=[]) for q in body.queries]
+            return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)
 
     Q = await batcher.encode(model, query_ids)  # (m, k)
     start = time.perf_counter()
