@@ -6,8 +6,9 @@ pieces, with `Reader.encode_documents` for the first n and `Reader.extend` up to
 n; `extend` equals reading the whole text at once (the model tests hold it to that), so every
 n gets the state of its own prefix without re-reading 50,000 tokens per point.
 
-Two figures per point: the model's `lookup` (what the service calls, with its Python
-overhead: checks, dtype moves, a copy of the result) and the bare tensor arithmetic
+Two figures per point: the model's `lookup` (what the service calls, inside one
+inference-mode context, on a reader prepared for serving: its lean path) and the bare tensor
+arithmetic
 (linear and gated: C q, a k×k matrix-vector product; softmax: Hᵀ softmax(H q)). The paper's
 n/k prediction for softmax/linear is about the arithmetic.
 """
@@ -156,39 +157,31 @@ def bare_lookup(state: DocumentState, Q: torch.Tensor) -> Callable[[], object] |
 
 
 def time_lookup_parts(reader: Reader, state: DocumentState, rounds: int) -> dict[str, float]:
-    """µs of each step Reader.lookup takes for one question, timed one by one, beside the
-    whole call: where its time goes when the arithmetic itself is a k×k product."""
+    """µs of each step Reader.lookup takes for one question (the lean path: an eval-mode CPU
+    float32 reader called in inference mode, as the service calls it), timed one by one,
+    beside the whole call and the bare product."""
     k = reader.config.hidden_size
     q1 = torch.tanh(torch.randn(1, k, generator=torch.Generator().manual_seed(1)))
     memory, h_last = state.memory, state.last_hidden
 
-    def enter_inference_mode() -> None:
-        with torch.inference_mode():
-            pass
-
-    def move_to_model() -> None:
-        # What Reader.lookup does to memory, h_last and Q: no-op moves, but each reads the
-        # model's device and dtype (nn.Module attribute lookups) and dispatches a Tensor.to.
+    def checks() -> None:
+        # What the lean path asks before the arithmetic: training? lean? inference mode? the
+        # state's mode, and whether each tensor already is CPU float32.
+        _ = reader.training, torch.is_inference_mode_enabled(), state.mode == reader.config.mode
         for t in (memory, h_last, q1):
             if t is not None:
-                t.to(device=reader.device, dtype=reader.dtype)
+                _ = t.dtype is torch.float32 and t.is_cpu
 
     with torch.inference_mode():
-        R = reader.attention.lookup(memory, state.n, h_last, q1)
         arithmetic = partial(reader.attention.lookup, memory, state.n, h_last, q1)
         parts = {
-            "inference mode (enter + exit)": median_seconds(enter_inference_mode, rounds),
-            "3 × move to the model's device and dtype": median_seconds(move_to_model, rounds),
-            "attention.lookup (Q Cᵀ / n: 2 ops)": median_seconds(arithmetic, rounds),
-            "copy of the result (float32)": median_seconds(
-                partial(R.to, device="cpu", dtype=torch.float32, copy=True), rounds
-            ),
+            "checks (mode, inference mode, 3 × dtype and device)": median_seconds(checks, rounds),
+            "attention.lookup (one addmm, 1/n folded in)": median_seconds(arithmetic, rounds),
         }
-    whole = median_seconds(partial(reader.lookup, state, q1), rounds)
-    parts["rest: Python glue (calls, checks, context manager)"] = whole - sum(parts.values())
-    parts["Reader.lookup, whole call"] = whole
-    if memory is not None:
-        with torch.inference_mode():
+        whole = median_seconds(partial(reader.lookup, state, q1), rounds)
+        parts["rest: Python glue (calls)"] = whole - sum(parts.values())
+        parts["Reader.lookup, whole call"] = whole
+        if memory is not None:
             parts["for scale: bare C q (torch.mv)"] = median_seconds(
                 partial(torch.mv, memory, q1[0]), rounds
             )
@@ -272,7 +265,8 @@ def time_query_encoding(
     for b in batches:
         batch = [ids[i % len(ids)] for i in range(b)]
         mean_tokens = sum(len(t) for t in batch) / b
-        seconds = median_seconds(partial(reader.encode_queries, batch), rounds)
+        with torch.inference_mode():  # as the service's batcher calls it
+            seconds = median_seconds(partial(reader.encode_queries, batch), rounds)
         rows.append(QueryEncodeRow(reader.config.mode, b, mean_tokens, 1e6 * seconds / b))
     return rows
 
@@ -361,7 +355,7 @@ def run_lookup_bench(
     lookup_parts_n = 0
     for mode in progress(list(readers)):
         reader = readers[mode]
-        reader.eval()
+        reader.prepare_serving()  # as the service loads it: eval(), serving tables built
         length = max(*ns, encode_tokens)
         ids = token_ids(corpus, length, vocab_of(mode), reader.config.max_entities)
         start = time.perf_counter()

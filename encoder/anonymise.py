@@ -8,8 +8,9 @@ data builder and the service both come through here, with the same finder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from encoder.entities import (
     Entity,
@@ -68,28 +69,54 @@ class EntityMatcher:
         for p in _surface_patterns(surfaces, any_case):
             self._by_first.setdefault(p[0][0], []).append(p)
 
+    def _spans(self, raw: list[str], lows: list[str]) -> list[tuple[int, int, int]]:
+        """(start, tokens, owner) of each match, left to right; a match hides what it spans.
+        Only tokens that begin some surface are tried (most tokens begin none)."""
+        by_first = self._by_first
+        spans: list[tuple[int, int, int]] = []
+        covered = 0  # tokens before this index are inside an earlier match
+        for i in [i for i, low in enumerate(lows) if low in by_first]:
+            if i < covered:
+                continue
+            for words, needs_capital, owner in by_first[lows[i]]:
+                if needs_capital and not raw[i][:1].isupper():
+                    continue
+                n = len(words)
+                if tuple(lows[i : i + n]) == words:
+                    spans.append((i, n, owner))
+                    covered = i + n
+                    break
+        return spans
+
     def mark(self, text: str) -> list[tuple[str, int | None]]:
         """(lower-cased token, None) for plain tokens, ("", owner) for a match (which may
         span several tokens)."""
         raw = raw_tokens(text)
+        lows = [t.lower() for t in raw]
         out: list[tuple[str, int | None]] = []
-        i = 0
-        while i < len(raw):
-            low = raw[i].lower()
-            matched = None
-            for words, needs_capital, owner in self._by_first.get(low, ()):
-                n = len(words)
-                if needs_capital and not raw[i][:1].isupper():
-                    continue
-                if tuple(t.lower() for t in raw[i : i + n]) == words:
-                    matched = (n, owner)
-                    break
-            if matched is None:
-                out.append((low, None))
-                i += 1
-            else:
-                out.append(("", matched[1]))
-                i += matched[0]
+        pos = 0
+        for start, n, owner in self._spans(raw, lows):
+            out += [(low, None) for low in lows[pos:start]]
+            out.append(("", owner))
+            pos = start + n
+        out += [(low, None) for low in lows[pos:]]
+        return out
+
+    def replace(self, text: str, marker: Callable[[int], str]) -> list[str]:
+        """Lower-cased tokens with each match replaced by marker(owner): `mark`, flattened,
+        without a pair per token (the question path calls this per question)."""
+        raw = raw_tokens(text)
+        lows = [t.lower() for t in raw]
+        spans = self._spans(raw, lows)
+        if not spans:
+            return lows
+        out: list[str] = []
+        pos = 0
+        for start, n, owner in spans:
+            out += lows[pos:start]
+            out.append(marker(owner))
+            pos = start + n
+        out += lows[pos:]
         return out
 
 
@@ -149,6 +176,16 @@ def anonymise_document(
     return AnonymisedText(tokens=tokens, entities=entities, mentions=mentions, unplaced=unplaced)
 
 
+@lru_cache(maxsize=1024)
+def query_matcher(entities: tuple[str, ...]) -> EntityMatcher:
+    """The matcher of a document's names and surname aliases in questions, built once per
+    entity map (building it costs more than marking a question; a service asks many questions
+    of the same documents). A matcher is read-only once built, so threads may share it."""
+    surfaces = [(name, i) for i, name in enumerate(entities)]
+    surfaces += [(alias, i) for i, alias in surname_aliases(entities).items()]
+    return EntityMatcher(surfaces, any_case=True)
+
+
 def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     """Tokenize a cloze question and replace the document's entity names by their markers.
 
@@ -156,11 +193,7 @@ def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     where no other entity of the document shares it. Raises ValueError unless the question
     holds exactly one `@placeholder`.
     """
-    surfaces = [(name, i) for i, name in enumerate(entities)]
-    surfaces += [(alias, i) for i, alias in surname_aliases(entities).items()]
-    tokens: list[str] = []
-    for low, owner in EntityMatcher(surfaces, any_case=True).mark(text):
-        tokens.append(low if owner is None else entity_marker(owner))
+    tokens = query_matcher(tuple(entities)).replace(text, entity_marker)
     count = tokens.count(PLACEHOLDER)
     if count != 1:
         raise ValueError(f"a question needs exactly one {PLACEHOLDER}, found {count}")

@@ -4,14 +4,24 @@ Training calls `forward` on padded batches. Serving splits the same computation 
 `encode_documents` / `extend` read each document once into a DocumentState, and
 `encode_queries` + `lookup` + `score` (or `answer`) answer questions from those states.
 Both paths give the same scores.
+
+A reader in eval() on the CPU in float32 (how the service holds it) answers through a lean
+serving path: no train/eval toggling, no no-op `.to` moves, the query GRU's input projection
+read from a precomputed vocabulary table, the lookup one `addmm` with 1/n folded in, and no
+copy of a result for a caller already in `torch.inference_mode()` (enter it once, around the
+whole request). Any other reader (training, float64, another device) takes the general path.
+The tests hold both to the training forward pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from encoder.attention import Attention, build_attention
@@ -36,9 +46,55 @@ def _length_mask(lengths: Tensor, n: int) -> Tensor:
     return torch.arange(n, device=lengths.device) < lengths.unsqueeze(1)  # (B, n) True on tokens
 
 
+def _cpu_float32(t: Tensor) -> Tensor:
+    """t itself when it already is a CPU float32 tensor (the common case: no dispatch)."""
+    return t if t.dtype is torch.float32 and t.is_cpu else t.to("cpu", torch.float32)
+
+
 def _to_cpu_float32(t: Tensor) -> Tensor:
     # A fresh copy made outside inference mode is an ordinary tensor, so callers may modify it.
     return t.detach().to(device="cpu", dtype=torch.float32, copy=True)
+
+
+def _gru_steps(
+    gi_rz: list[Tensor], gi_n: list[Tensor], batch_sizes: list[int], W_hhT: Tensor, b_hh: Tensor
+) -> Tensor:
+    """The GRU recurrence over precomputed input gates, packed: at step t, gi_rz[t] (b_t, 2k)
+    and gi_n[t] (b_t, k) for the b_t = batch_sizes[t] sequences still running (sorted longest
+    first) -> each sequence's last state (B, k), in that sorted order.
+
+    As torch.nn.GRU: r, z = σ(gi_rz + W_h{r,z} h + b_h{r,z}), n = tanh(gi_n + r (W_hn h + b_hn)),
+    h' = (1 - z) n + z h. A sequence leaves the batch after its last token. Eight ops a step.
+    """
+    k = W_hhT.shape[0]
+    h = torch.zeros(batch_sizes[0], k, dtype=W_hhT.dtype)  # (b, k)
+    done: list[Tensor] = []  # last states of sequences that ended, shortest last
+    for t in range(len(batch_sizes)):
+        b = batch_sizes[t]
+        if b < h.shape[0]:
+            done.append(h[b:])
+            h = h[:b]
+        gh = torch.addmm(b_hh, h, W_hhT).split([2 * k, k], 1)  # (b, 2k), (b, k)
+        rz = torch.sigmoid_(gh[0].add_(gi_rz[t])).chunk(2, 1)  # r, z: (b, k) each
+        n = torch.tanh_(torch.addcmul(gi_n[t], rz[0], gh[1]))  # (b, k)
+        h = torch.lerp(n, h, rz[1])  # (1 - z) n + z h
+    done.append(h)
+    done.reverse()
+    return torch.cat(done)  # (B, k)
+
+
+@cache
+def _query_gru_steps() -> Callable[[list[Tensor], list[Tensor], list[int], Tensor, Tensor], Tensor]:
+    """_gru_steps compiled with TorchScript once per process (its interpreter dispatches the
+    ~10 small ops per token for less than Python does; measured in BENCHMARKS.md). torch 2.x
+    marks torch.jit.script deprecated in favour of torch.compile, which needs a C compiler at
+    run time; the warning is silenced here, where the choice is made."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", ".*torch.jit.script", DeprecationWarning)
+        scripted: Callable[[list[Tensor], list[Tensor], list[int], Tensor, Tensor], Tensor] = (
+            torch.jit.script(_gru_steps)
+        )
+    return scripted
 
 
 class Reader(nn.Module):
@@ -71,6 +127,52 @@ class Reader(nn.Module):
             self.b_o = nn.Parameter(torch.zeros(config.max_entities))
         else:
             self.W_o = nn.Linear(k, config.max_entities)
+        self._refresh_serving()
+
+    # ---- what the lean serving path reads once, not per call ---------------------------------
+
+    def _refresh_serving(self) -> None:
+        """Device/dtype facts and derived tables; redone whenever the weights move (`_apply`:
+        .to(), .double(), .cuda() ...). The query tables are rebuilt lazily, see _query_tables."""
+        weight = self.W_r.weight
+        self._lean = weight.device.type == "cpu" and weight.dtype is torch.float32
+        self._query_cache: tuple[tuple[int, ...], tuple[Tensor, Tensor, Tensor]] | None = None
+        # Half float32's smallest number (see _scores); a float, read once.
+        self._very_negative = torch.finfo(torch.float32).min / 2
+        self._attention_lookup = self.attention.lookup
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Reader:
+        out = super()._apply(fn, recurse)
+        self._refresh_serving()
+        return out
+
+    def _query_params(self) -> tuple[Tensor, ...]:
+        W_ih, W_hh, b_ih, b_hh = self.query_gru.all_weights[0]  # layer 0 (the only one)
+        return (self.embedding.weight, W_ih, b_ih, W_hh, b_hh)
+
+    def _query_tables(self) -> tuple[Tensor, Tensor, Tensor]:
+        """(T (V, 3k), W_hhᵀ (k, 3k), b_hh (3k,)), T[v] = embedding[v] · W_ihᵀ + b_ih: the query
+        GRU's input projection of every vocabulary word, computed once. Rebuilt when any of
+        its weights changed in place (their version counters: an optimizer step, a load)."""
+        params = self._query_params()
+        key = tuple(p._version for p in params)
+        cache = self._query_cache
+        if cache is not None and cache[0] == key:
+            return cache[1]
+        embedding, W_ih, b_ih, W_hh, b_hh = params
+        with torch.no_grad():
+            table = torch.addmm(b_ih, embedding, W_ih.T)  # (V, 3k)
+            tables = (table, W_hh.T.contiguous(), b_hh.detach().clone())  # (k, 3k), (3k,)
+        self._query_cache = (key, tables)
+        return tables
+
+    def prepare_serving(self) -> None:
+        """eval() and build the serving tables now (serving calls this once at load), so the
+        first request does not pay for them."""
+        self.eval()
+        if self._lean:
+            with torch.inference_mode():  # builds the tables, compiles the steps, warms up
+                self._encode_queries_lean([torch.tensor([self.config.pad_id])])
 
     @property
     def device(self) -> torch.device:
@@ -204,12 +306,43 @@ class Reader(nn.Module):
         """Questions (1-D long tensors) -> their final query-GRU states q, (B, k) on the CPU."""
         if len(queries) == 0:
             return torch.empty(0, self.config.hidden_size)
+        if self._lean and not self.training:
+            if torch.is_inference_mode_enabled():
+                return self._encode_queries_lean(queries)
+            with torch.inference_mode():
+                Q = self._encode_queries_lean(queries)
+            return _to_cpu_float32(Q)  # an ordinary tensor for a caller outside inference mode
         ids, lengths = pad_sequences(queries, self.config.pad_id)  # (B, m), (B,)
         with self._serving():
             _, _, q = self._run_gru(
                 self.query_gru, ids.to(self.device), lengths.to(self.device)
             )  # (B, k)
         return _to_cpu_float32(q)
+
+    def _encode_queries_lean(self, queries: Sequence[Tensor]) -> Tensor:
+        """encode_queries for an eval-mode CPU float32 reader, in inference mode.
+
+        The same GRU as `query_gru`, written out: x_t · W_ihᵀ + b_ih is a row of the
+        precomputed table, and the questions run packed (longest first, a question leaves the
+        batch after its last token), so padding costs nothing and no H is kept.
+        """
+        table, W_hhT, b_hh = self._query_tables()  # (V, 3k), (k, 3k), (3k,)
+        lengths = torch.tensor([q.numel() for q in queries])  # (B,)
+        if int(lengths.min()) < 1:
+            raise ValueError("every sequence needs at least one token")
+        ids = nn.utils.rnn.pad_sequence([q.reshape(-1) for q in queries], batch_first=True)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            ids, lengths, batch_first=True, enforce_sorted=False
+        )  # data: time-major tokens of the questions sorted longest first
+        gi = table[packed.data]  # (tokens, 3k): input gates r | z | n, time-major
+        k = W_hhT.shape[0]
+        batch_sizes = packed.batch_sizes.tolist()  # questions still running at each step
+        steps_rz, steps_n = gi[:, : 2 * k].split(batch_sizes), gi[:, 2 * k :].split(batch_sizes)
+        # The plain interpreter: the profiling executor's optimisations gain nothing on these
+        # small ops, and it re-profiles (milliseconds) whenever the batch's shapes change.
+        with torch.jit.optimized_execution(False):
+            last = _query_gru_steps()(steps_rz, steps_n, batch_sizes, W_hhT, b_hh)  # (B, k)
+        return last[packed.unsorted_indices]  # (B, k) in the questions' order
 
     def _lookup(self, state: DocumentState, Q: Tensor) -> Tensor:
         self._check_mode(state)
@@ -223,13 +356,55 @@ class Reader(nn.Module):
         )  # (m, E)
 
     def lookup(self, state: DocumentState, query_vectors: Tensor) -> Tensor:
-        """Many questions against one document: Q (m, k) -> R (m, k), the state used once."""
+        """Many questions against one document: Q (m, k) -> R (m, k), the state used once.
+
+        In inference mode, on an eval-mode CPU float32 reader, R is computed in place of the
+        caller's choosing: no mode switch, no move, no copy."""
+        if self._lean and not self.training:
+            if torch.is_inference_mode_enabled():
+                return self._lookup_lean(state, query_vectors)
+            with torch.inference_mode():
+                R = self._lookup_lean(state, query_vectors)
+            return _to_cpu_float32(R)
         with self._serving():
             R = self._lookup(state, query_vectors)  # (m, k)
         return _to_cpu_float32(R)
 
+    def _lookup_lean(self, state: DocumentState, Q: Tensor) -> Tensor:
+        if state.mode != self.config.mode:
+            self._check_mode(state)
+        memory = state.memory
+        return self._attention_lookup(
+            None if memory is None else _cpu_float32(memory),
+            state.n,
+            _cpu_float32(state.last_hidden),
+            _cpu_float32(Q),
+        )  # (m, k)
+
     def score(self, R: Tensor, query_vectors: Tensor, candidate_mask: Tensor) -> Tensor:
         """R (m, k), Q (m, k), candidate_mask (m, E) -> scores (m, E) = W_o tanh(W_r R + W_q q)."""
+        if self._lean and not self.training:
+            if torch.is_inference_mode_enabled():
+                return self._score_lean(R, query_vectors, candidate_mask)
+            with torch.inference_mode():
+                scores = self._score_lean(R, query_vectors, candidate_mask)
+            return _to_cpu_float32(scores)
         with self._serving():
             scores = self._score(R, query_vectors, candidate_mask)  # (m, E)
         return _to_cpu_float32(scores)
+
+    def _score_lean(self, R: Tensor, Q: Tensor, candidate_mask: Tensor) -> Tensor:
+        """_scores for an eval-mode CPU float32 reader in inference mode: the same products,
+        without module calls, dropout or moves."""
+        W_r = self.W_r
+        pre = torch.addmm(
+            F.linear(_cpu_float32(R), W_r.weight, W_r.bias), _cpu_float32(Q), self.W_q.weight.T
+        )
+        hidden = torch.tanh_(pre)  # (m, k)
+        if self.config.output == "slots":
+            logits = F.linear(hidden, self.W_o.weight, self.W_o.bias)  # (m, E)
+        else:
+            start = self.config.entity_offset
+            markers = self.embedding.weight[start : start + self.config.max_entities]  # (E, d)
+            logits = torch.addmm(self.b_o, F.linear(hidden, self.W_p.weight), markers.T)
+        return logits.masked_fill_(~candidate_mask.bool(), self._very_negative)  # (m, E)

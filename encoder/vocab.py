@@ -75,7 +75,8 @@ class Vocabulary:
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
         """Token ids; unknown words (and markers beyond max_entities) become `unk_id`."""
-        return [self._ids.get(t, self.unk_id) for t in tokens]
+        get, unk = self._ids.get, self.unk_id
+        return [get(t, unk) for t in tokens]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         return [self.tokens[i] for i in ids]

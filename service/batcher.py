@@ -2,8 +2,10 @@
 
 Requests put their questions on a bounded queue and await a future. One loop gathers jobs
 until it holds `max_batch` questions or `max_wait_ms` has passed since the first, runs each
-mode's query GRU once over them in a worker thread, and resolves the futures. A full queue
-raises Overloaded (429) instead of growing without bound.
+mode's query GRU once over them in a worker thread, and resolves the futures. It waits for
+company only while some request is on its way (announced with `coming()`: between its
+arrival and its `encode`); with none, a batch runs at once instead of idling out the wait.
+A full queue raises Overloaded (429) instead of growing without bound.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -42,6 +45,7 @@ class QueryBatcher:
         self._queue: asyncio.Queue[_Job] = asyncio.Queue(maxsize=queue_size)
         self._metrics = metrics
         self._task: asyncio.Task[None] | None = None
+        self._coming = 0  # requests between arrival and encode (event-loop only, no lock)
 
     @property
     def depth(self) -> int:
@@ -61,6 +65,17 @@ class QueryBatcher:
             job = self._queue.get_nowait()
             if not job.future.done():
                 job.future.set_exception(Unavailable("the service is shutting down"))
+
+    @contextlib.contextmanager
+    def coming(self) -> Iterator[None]:
+        """Marks a request that will call `encode` soon (fetching its state, tokenising): a
+        batch gathered meanwhile waits for it, up to max_wait_ms. Leave the block before
+        calling encode."""
+        self._coming += 1
+        try:
+            yield
+        finally:
+            self._coming -= 1
 
     async def encode(self, model: LoadedModel, queries: list[torch.Tensor]) -> torch.Tensor:
         """Query token ids -> their query vectors Q (m, k), batched with other requests."""
@@ -86,6 +101,8 @@ class QueryBatcher:
         deadline = asyncio.get_running_loop().time() + self.max_wait_s
         while size < self.max_batch:
             if self._queue.empty():
+                if self._coming == 0:  # nobody on the way: waiting would only add latency
+                    break
                 remaining = deadline - asyncio.get_running_loop().time()
                 if remaining <= 0:
                     break
@@ -130,6 +147,8 @@ def _encode_group(jobs: list[_Job]) -> list[torch.Tensor]:
     """Runs one mode's query GRU once over every question of the jobs; splits per job."""
     model = jobs[0].model
     flat = [q for job in jobs for q in job.queries]
-    Q = model.reader.encode_queries(flat)  # (sum m, k)
-    sizes = [len(job.queries) for job in jobs]
-    return [part.clone() for part in torch.split(Q, sizes)]
+    # Inference mode: the query vectors are only ever read by rank_answers (inference mode
+    # too), so the reader hands them over without a copy; each job gets a view of its rows.
+    with torch.inference_mode():
+        Q = model.reader.encode_queries(flat)  # (sum m, k)
+    return list(torch.split(Q, [len(job.queries) for job in jobs]))

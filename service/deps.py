@@ -72,6 +72,28 @@ async def get_batcher(runtime: RuntimeDep) -> QueryBatcher:
     return runtime.batcher
 
 
+@dataclass(frozen=True)
+class AnswerContext:
+    """What the answers route needs, resolved as one dependency: FastAPI solves every
+    dependency of a route on every request, and this is the route that is called most."""
+
+    settings: Settings
+    store: DocumentStore
+    models: dict[str, LoadedModel]
+    batcher: QueryBatcher
+    metrics: Metrics
+
+
+async def get_answer_context(runtime: RuntimeDep) -> AnswerContext:
+    return AnswerContext(
+        settings=runtime.settings,
+        store=await get_store(runtime),
+        models=await get_models(runtime),
+        batcher=await get_batcher(runtime),
+        metrics=runtime.metrics,
+    )
+
+
 # The getters are `async def` on purpose: FastAPI runs plain `def` dependencies in a thread
 # pool, a thread hop per getter per request.
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -80,3 +102,4 @@ StoreDep = Annotated[DocumentStore, Depends(get_store)]
 QueueDep = Annotated[IngestQueue, Depends(get_queue)]
 ModelsDep = Annotated[dict[str, LoadedModel], Depends(get_models)]
 BatcherDep = Annotated[QueryBatcher, Depends(get_batcher)]
+AnswerContextDep = Annotated[AnswerContext, Depends(get_answer_context)]

@@ -124,7 +124,7 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         ckpt = load_checkpoint(path, device=settings.device)
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
-        ckpt.model.eval()
+        ckpt.model.prepare_serving()  # eval(), and the query GRU's input table now
         models[mode] = LoadedModel(
             mode,
             ckpt.model,

@@ -42,4 +42,18 @@ done
 log "bench stages: linear, 1 query, with the batcher's gathering wait off (an experiment)"
 CHEAPQA_QUERY_MAX_WAIT_MS=0 $CQ bench stages "${INIT[@]}" --mode linear --queries 1 \
   --tokens 5000 --repeats 200 --json-out "$OUT/stages-linear-q1-wait0.json" | tee -a "$OUT/run.log"
+if [[ -n "${STORE_URL:-}" ]]; then  # e.g. STORE_URL=redis://127.0.0.1:6379/0 (issue 13's goals)
+  for n in 5000 50000; do
+    log "loadtest over Redis: linear vs softmax, n=$n, 32 queries per request"
+    $CQ loadtest --spawn --store-url "$STORE_URL" "${INIT[@]}" --modes linear,softmax \
+      --documents 8 --tokens "$n" --queries 32 --concurrency 4 --duration "$DURATION" \
+      --max-requests 20000 --quiet --json "$OUT/loadtest-redis-n$n.json" | tee -a "$OUT/run.log"
+  done
+  log "bench stages over Redis: linear and softmax, 32 queries, n=5000"
+  for mode in linear softmax; do
+    $CQ bench stages "${INIT[@]}" --store-url "$STORE_URL" --mode "$mode" --queries 32 \
+      --tokens 5000 --repeats 200 --json-out "$OUT/stages-redis-$mode-q32.json" \
+      | tee -a "$OUT/run.log"
+  done
+fi
 log "done"

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends
 
 from service import answering
 from service.auth import require_api_key
-from service.deps import BatcherDep, MetricsDep, ModelsDep, SettingsDep, StoreDep
+from service.deps import AnswerContextDep
 from service.errors import error_responses
 from service.schemas import AnswersIn, AnswersOut, DocumentIdPath
 
@@ -23,12 +23,10 @@ router = APIRouter(prefix="/v1", tags=["answers"], dependencies=[Depends(require
 async def answer_queries(
     doc_id: DocumentIdPath,
     body: AnswersIn,
-    settings: SettingsDep,
-    store: StoreDep,
-    models: ModelsDep,
-    batcher: BatcherDep,
-    metrics: MetricsDep,
+    ctx: AnswerContextDep,
 ) -> AnswersOut:
     """Each question is a sentence with one `@placeholder`; the answers are the document's
     entities most likely to fill it, with their probabilities over the document's entities."""
-    return await answering.answer_queries(doc_id, body, settings, store, models, batcher, metrics)
+    return await answering.answer_queries(
+        doc_id, body, ctx.settings, ctx.store, ctx.models, ctx.batcher, ctx.metrics
+    )

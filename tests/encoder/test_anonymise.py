@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.anonymise import anonymise_document, anonymise_query
+from encoder.anonymise import anonymise_document, anonymise_query, query_matcher
 from encoder.text import PLACEHOLDER, entity_index, entity_marker
 
 TEXT = (
@@ -96,3 +96,22 @@ def test_query_names_entities_in_lower_case_and_by_surname() -> None:
     assert anonymise_query("@placeholder met May", entities)[-1] == "@entity1"
     # A common word stays a word unless capitalised: "may" is a verb here.
     assert anonymise_query("@placeholder may go", entities)[1] == "may"
+
+
+def test_question_replace_equals_marking_token_by_token() -> None:
+    # replace() (the question path) is mark() flattened: the same matches, longest first, a
+    # match hiding what it spans, capitals required where the surface is a common word.
+    names = ("Frank Churchill", "Frank", "May", "Bath", "Jane Fairfax", "Emma")
+    matcher = query_matcher(names)
+    texts = [
+        "Frank Churchill met Frank and frank churchill in Bath , said @placeholder .",
+        "In may , Jane Fairfax 's aunt took a bath ; Emma said May would @placeholder .",
+        "nothing here matches @placeholder",
+        "Fairfax and Churchill : @placeholder , emma",
+    ]
+    for text in texts:
+        marked = [low if owner is None else f"@entity{owner}" for low, owner in matcher.mark(text)]
+        assert matcher.replace(text, lambda i: f"@entity{i}") == marked
+    assert query_matcher(names) is matcher  # built once per entity map
+    tokens = anonymise_query(texts[0], list(names))
+    assert tokens[:3] == ["@entity0", "met", "@entity1"] and "@entity3" in tokens

@@ -123,3 +123,26 @@ async def test_full_queue_is_overloaded_and_errors_reach_the_callers(
     finally:
         release.set()
         await batcher.stop()
+
+
+async def test_a_batch_waits_only_for_requests_on_their_way(
+    checkpoint_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = loaded(checkpoint_dir)
+    calls, _ = count_runs(model, monkeypatch)
+    batcher = QueryBatcher(max_batch=64, max_wait_ms=60_000, queue_size=100)
+    batcher.start()
+    try:
+        # Nobody on the way: the lone job runs at once, not after the minute-long wait.
+        await asyncio.wait_for(batcher.encode(model, queries(3, 0)), timeout=30)
+        assert calls == [3]
+        # A request on its way (fetching, tokenising): the batch in hand waits for it.
+        with batcher.coming():
+            first = asyncio.create_task(batcher.encode(model, queries(2, 1)))
+            await asyncio.sleep(0.05)  # the loop holds the first job and waits
+            assert not first.done()
+        second = asyncio.create_task(batcher.encode(model, queries(4, 2)))
+        await asyncio.wait_for(asyncio.gather(first, second), timeout=30)
+        assert calls == [3, 6]  # one run for both
+    finally:
+        await batcher.stop()
