@@ -9,8 +9,8 @@ from typing import Protocol
 from encoder.modes import MODES
 from encoder.state import DocumentState
 from store.codec import Dtype, decode_state, encode_state
-from store.errors import StateCodecError
-from store.record import DocumentRecord, check_doc_id
+from store.errors import CorruptRecord, StateCodecError
+from store.record import DocumentRecord, Status, check_doc_id, meta_from_json
 
 
 class DocumentStore(Protocol):
@@ -34,6 +34,11 @@ class DocumentStore(Protocol):
 
     async def delete(self, doc_id: str) -> bool:
         """Removes the document and its states; whether there was one."""
+        ...
+
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        """Up to `limit` records (metadata) `queued` and last written before `before` (unix
+        seconds); unreadable ones are left out. Reads every record's metadata: for a sweep."""
         ...
 
     async def ping(self) -> None:
@@ -80,3 +85,35 @@ def with_states(record: DocumentRecord, blobs: Mapping[str, bytes]) -> DocumentR
             )
         states[mode] = decoded.state
     return dataclasses.replace(record, states=states)
+
+
+async def readable_records(
+    store: DocumentStore, doc_ids: Sequence[str]
+) -> list[DocumentRecord | None]:
+    """The metadata of each document, None where unknown or unreadable (corrupt, or of an old
+    schema): a writer treats such a record as absent and replaces it."""
+    try:
+        return await store.get_many(doc_ids, modes=())
+    except CorruptRecord:
+        out: list[DocumentRecord | None] = []
+        for doc_id in doc_ids:
+            try:
+                out.append(await store.get(doc_id, modes=()))
+            except CorruptRecord:
+                out.append(None)
+        return out
+
+
+def readable_metas(metas: Sequence[bytes | str]) -> list[DocumentRecord]:
+    """The records of stored metadata, leaving out the unreadable ones."""
+    out = []
+    for meta in metas:
+        try:
+            out.append(meta_from_json(meta))
+        except CorruptRecord:
+            continue
+    return out
+
+
+def queued_before(records: Sequence[DocumentRecord], before: float) -> list[DocumentRecord]:
+    return [r for r in records if r.status == Status.QUEUED and r.updated_at < before]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from connections.sqlite import write_transaction
-from store.base import encode_states, wanted_modes, with_states
+from store.base import encode_states, readable_metas, wanted_modes, with_states
 from store.codec import Dtype
 from store.errors import StoreError, StoreUnavailable
 from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
@@ -178,6 +178,18 @@ class SqliteDocumentStore:
                 return conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,)).rowcount > 0
 
         return await self._run(delete)
+
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        def scan() -> list[str]:
+            with self._reader() as conn:
+                rows = conn.execute(
+                    "SELECT meta FROM documents WHERE json_extract(meta, '$.status') = 'queued' "
+                    "AND json_extract(meta, '$.updated_at') < ? LIMIT ?",
+                    (before, limit),
+                ).fetchall()
+            return [row[0] for row in rows]
+
+        return readable_metas(await self._run(scan))
 
     # --- lifecycle ---
 

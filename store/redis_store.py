@@ -18,7 +18,13 @@ from redis.exceptions import RedisError
 
 from connections.redis_client import RedisClient
 from encoder.modes import MODES
-from store.base import encode_states, wanted_modes, with_states
+from store.base import (
+    encode_states,
+    queued_before,
+    readable_metas,
+    wanted_modes,
+    with_states,
+)
 from store.codec import Dtype
 from store.errors import StoreUnavailable
 from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
@@ -109,6 +115,31 @@ class RedisDocumentStore:
             # means the document existed.
             deleted = await self.client.delete(*keys)
         return deleted > 0
+
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        # SCAN over every document's metadata key (a cluster client scans every master):
+        # O(documents), for a sweep every few minutes, never for a request.
+        pattern = f"{self.key_prefix}:doc:*:meta".encode()
+        found: list[DocumentRecord] = []
+        async with _redis_errors():
+            keys: list[bytes] = []
+            async for key in self.client.scan_iter(match=pattern, count=1000):
+                keys.append(key)
+                if len(keys) >= 500:
+                    found += await self._queued_among(keys, before)
+                    keys = []
+                if len(found) >= limit:
+                    break
+            if keys and len(found) < limit:
+                found += await self._queued_among(keys, before)
+        return found[:limit]
+
+    async def _queued_among(self, keys: list[bytes], before: float) -> list[DocumentRecord]:
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.get(key)
+        metas = [m for m in await pipe.execute() if m is not None]
+        return queued_before(readable_metas(metas), before)
 
     # --- lifecycle ---
 
