@@ -44,6 +44,9 @@ class BoundedStore:
     async def delete(self, doc_id: str) -> bool:
         return await self._bounded(self.inner.delete(doc_id))
 
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        return await self._bounded(self.inner.queued(before, limit))
+
     async def ping(self) -> None:
         await self._bounded(self.inner.ping())
 

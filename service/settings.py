@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from encoder.modes import MODES, Mode
@@ -44,12 +44,41 @@ class Settings(BaseSettings):
     # --- HTTP ---
     host: str = "127.0.0.1"
     port: int = 8000
-    api_keys: list[str] = Field(
-        default_factory=list, description="When non-empty, /v1 routes need a Bearer key."
+    api_keys: list[SecretStr] = Field(
+        default_factory=list,
+        description="When non-empty, /v1 routes need a Bearer key (printed masked).",
+    )
+    allow_open_bind: bool = Field(
+        default=False,
+        description="Serve on a non-loopback address without API keys (refused otherwise).",
+    )
+    protect_ops_routes: bool = Field(
+        default=False,
+        description="Put /metrics, /readyz, /docs and /openapi.json behind the API key too.",
+    )
+    public_base_url: str | None = Field(
+        default=None,
+        description="Base of the status_url in answers (e.g. https://qa.example.com); None: "
+        "relative URLs. Never taken from the request's Host header.",
+    )
+    limit_concurrency: int = Field(
+        default=1024, gt=0, description="Connections uvicorn serves at once; more get 503."
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0, description="A request body must arrive within this (else 408)."
     )
 
     # --- limits ---
     max_document_bytes: int = Field(default=1_000_000, gt=0)
+    max_body_bytes: int = Field(
+        default=16_000_000,
+        gt=0,
+        description="Largest request body; checked (Content-Length, or bytes counted as they "
+        "arrive) before the body is read.",
+    )
+    max_document_tokens: int = Field(
+        default=300_000, gt=0, description="Largest document, appends included, in tokens."
+    )
     max_batch_documents: int = Field(default=64, gt=0)
     max_queries: int = Field(default=64, gt=0)
     max_top_k: int = Field(default=20, gt=0)
@@ -64,6 +93,22 @@ class Settings(BaseSettings):
     ingest_block_ms: int = Field(default=1000, gt=0)
     ingest_max_deliveries: int = Field(default=3, gt=0)
     ingest_claim_idle_ms: int = Field(default=30_000, gt=0)
+    ingest_max_queue_depth: int = Field(
+        default=10_000, gt=0, description="Entries waiting; past it POST answers 429."
+    )
+    ingest_max_queue_bytes: int = Field(
+        default=1_000_000_000, gt=0, description="Bytes of text waiting; past it POST answers 429."
+    )
+    ingest_sweep_after_ms: int = Field(
+        default=600_000,
+        gt=0,
+        description="A record queued this long whose queue entry is gone becomes failed.",
+    )
+    ingest_consumer_idle_ms: int = Field(
+        default=3_600_000,
+        gt=0,
+        description="Redis consumers idle this long with nothing pending leave the group.",
+    )
     consumer_name: str | None = None
     serve_worker: bool | None = Field(
         default=None,
