@@ -22,6 +22,7 @@ from service.auth import key_is_valid
 from service.errors import error_response
 from service.settings import Settings
 
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True

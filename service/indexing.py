@@ -181,7 +181,7 @@ async def needs_indexing(
 
 async def check_backlog(settings: Settings, queue: IngestQueue) -> None:
     """429 while the ingestion queue holds more than the settings allow."""
-    depth, size = await asyncio.gather(queue.depth(), queue.queued_bytes())
+    depth, size = await queue.backlog()
     if depth >= settings.ingest_max_queue_depth or size >= settings.ingest_max_queue_bytes:
         raise Overloaded(
             "the ingestion queue is full; retry later",

@@ -102,11 +102,13 @@ class EmbeddedQueue:
             )
         )
 
-    async def queued_bytes(self) -> int:
+    async def backlog(self) -> tuple[int, int]:
         row = await self._run(
-            lambda db: db.execute("SELECT COALESCE(SUM(length(job)), 0) FROM entries").fetchone()
+            lambda db: db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(length(job)), 0) FROM entries"
+            ).fetchone()
         )
-        return int(row[0])
+        return int(row[0]), int(row[1])
 
     def _lease(self, db: sqlite3.Connection, consumer: str, count: int) -> list[Delivery]:
         now = time.time()

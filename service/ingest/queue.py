@@ -81,8 +81,8 @@ class IngestQueue(Protocol):
         """Renews the consumer's lease on entries in hand: not redelivered for claim_idle_ms."""
         ...
 
-    async def queued_bytes(self) -> int:
-        """Bytes of the jobs not yet acked (an estimate on Redis)."""
+    async def backlog(self) -> tuple[int, int]:
+        """(entries not yet acked, their bytes: an estimate on Redis), in one round trip."""
         ...
 
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:

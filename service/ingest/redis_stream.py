@@ -113,10 +113,16 @@ class RedisStreamQueue:
             )
         )
 
-    async def queued_bytes(self) -> int:
-        # An estimate from a few sampled entries: exact would read the whole stream.
-        used: Any = await self._call(lambda: self._client.memory_usage(self.stream, samples=5))
-        return int(used or 0)
+    async def backlog(self) -> tuple[int, int]:
+        async def both() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            pipe.xlen(self.stream)
+            # An estimate from a few sampled entries: exact would read the whole stream.
+            pipe.memory_usage(self.stream, samples=5)
+            return await pipe.execute()
+
+        depth, used = await self._call(both)
+        return int(depth), int(used or 0)
 
     async def remove_idle_consumers(self, consumer: str) -> int:
         """Consumers idle longer than consumer_idle_ms with nothing pending leave the group."""
