@@ -214,7 +214,8 @@ async def _enqueue(
     # then the entry, then the entry's id into the record.
     await store.put(record)
     record.entry_id = await queue.enqueue(job)
-    await store.put(record, expect_text_hash=job.text_hash)
+    # Only while still queued for this text: a fast worker may have indexed it already.
+    await store.put(record, expect_text_hash=job.text_hash, expect_status=Status.QUEUED)
 
 
 async def index_documents(

@@ -24,11 +24,18 @@ class DocumentStore(Protocol):
         """One entry per id, in order, None where unknown; one round trip on Redis."""
         ...
 
-    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+    async def put(
+        self,
+        record: DocumentRecord,
+        *,
+        expect_text_hash: str | None = None,
+        expect_status: Status | None = None,
+    ) -> bool:
         """Atomically replaces the document: its metadata and exactly `record.states`.
 
         With `expect_text_hash`, writes only if a stored record has that text hash, so a late
-        job for old text never overwrites a re-posted document. Returns whether it wrote.
+        job for old text never overwrites a re-posted document; with `expect_status` too, only
+        if it also has that status. Returns whether it wrote.
         """
         ...
 
@@ -46,6 +53,11 @@ class DocumentStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+def check_expectation(expect_text_hash: str | None, expect_status: Status | None) -> None:
+    if expect_status is not None and expect_text_hash is None:
+        raise ValueError("expect_status needs expect_text_hash")
 
 
 def wanted_modes(modes: Collection[str] | None) -> tuple[str, ...]:

@@ -17,10 +17,23 @@ from pathlib import Path
 from typing import TypeVar
 
 from connections.sqlite import write_transaction
-from store.base import encode_states, readable_metas, wanted_modes, with_states
+from store.base import (
+    check_expectation,
+    encode_states,
+    readable_metas,
+    wanted_modes,
+    with_states,
+)
 from store.codec import Dtype
 from store.errors import StoreError, StoreUnavailable
-from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
+from store.record import (
+    DocumentRecord,
+    Status,
+    check_doc_id,
+    meta_from_json,
+    meta_to_json,
+    now,
+)
 
 T = TypeVar("T")
 
@@ -141,20 +154,36 @@ class SqliteDocumentStore:
 
     # --- writes ---
 
-    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+    async def put(
+        self,
+        record: DocumentRecord,
+        *,
+        expect_text_hash: str | None = None,
+        expect_status: Status | None = None,
+    ) -> bool:
+        check_expectation(expect_text_hash, expect_status)
         blobs = encode_states(record, self.dtype)
         meta = meta_to_json(record, {mode: len(b) for mode, b in blobs.items()}, now()).decode()
-        return await self._run(lambda: self._write(record, meta, blobs, expect_text_hash))
+        expect = (expect_text_hash, expect_status)
+        return await self._run(lambda: self._write(record, meta, blobs, expect))
 
     def _write(
-        self, record: DocumentRecord, meta: str, blobs: dict[str, bytes], expect: str | None
+        self,
+        record: DocumentRecord,
+        meta: str,
+        blobs: dict[str, bytes],
+        expect: tuple[str | None, Status | None],
     ) -> bool:
+        expect_hash, expect_status = expect
         with self._write_lock, write_transaction(self._writer) as conn:
-            if expect is not None:
+            if expect_hash is not None:
                 row = conn.execute(
-                    "SELECT text_hash FROM documents WHERE id = ?", (record.id,)
+                    "SELECT text_hash, json_extract(meta, '$.status') FROM documents WHERE id = ?",
+                    (record.id,),
                 ).fetchone()
-                if row is None or row[0] != expect:
+                if row is None or row[0] != expect_hash:
+                    return False
+                if expect_status is not None and row[1] != str(expect_status):
                     return False
             conn.execute(
                 "INSERT INTO documents (id, text_hash, meta) VALUES (?, ?, ?) "

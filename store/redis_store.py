@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 from connections.redis_client import RedisClient
 from encoder.modes import MODES
 from store.base import (
+    check_expectation,
     encode_states,
     queued_before,
     readable_metas,
@@ -27,21 +28,32 @@ from store.base import (
 )
 from store.codec import Dtype
 from store.errors import StoreUnavailable
-from store.record import DocumentRecord, check_doc_id, meta_from_json, meta_to_json, now
+from store.record import (
+    DocumentRecord,
+    Status,
+    check_doc_id,
+    meta_from_json,
+    meta_to_json,
+    now,
+)
 
 # KEYS: meta, then one state key per mode in MODES order.
-# ARGV: check flag ("1" or "0"), expected text hash, meta JSON, then one value per mode
-# ("" deletes that mode's state: an encoded state is never empty).
+# ARGV: check flag ("1" or "0"), expected text hash, expected status ("" any), meta JSON, then
+# one value per mode ("" deletes that mode's state: an encoded state is never empty).
 _PUT_SCRIPT = """
 if ARGV[1] == '1' then
   local old = redis.call('GET', KEYS[1])
-  if not old or cjson.decode(old)['text_hash'] ~= ARGV[2] then
+  if not old then
+    return 0
+  end
+  local meta = cjson.decode(old)
+  if meta['text_hash'] ~= ARGV[2] or (ARGV[3] ~= '' and meta['status'] ~= ARGV[3]) then
     return 0
   end
 end
-redis.call('SET', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[1], ARGV[4])
 for i = 2, #KEYS do
-  local value = ARGV[i + 2]
+  local value = ARGV[i + 3]
   if value == '' then
     redis.call('DEL', KEYS[i])
   else
@@ -94,13 +106,21 @@ class RedisDocumentStore:
 
     # --- writes ---
 
-    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+    async def put(
+        self,
+        record: DocumentRecord,
+        *,
+        expect_text_hash: str | None = None,
+        expect_status: Status | None = None,
+    ) -> bool:
+        check_expectation(expect_text_hash, expect_status)
         blobs = encode_states(record, self.dtype)
         meta = meta_to_json(record, {mode: len(b) for mode, b in blobs.items()}, now())
         keys = self._read_keys(record.id, MODES)
         args: list[Any] = [
             "0" if expect_text_hash is None else "1",
             expect_text_hash or "",
+            str(expect_status or ""),
             meta,
             *(blobs.get(mode, b"") for mode in MODES),
         ]

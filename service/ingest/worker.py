@@ -166,7 +166,9 @@ class IngestWorker:
                 id=record.id, text_hash=record.text_hash, status=Status.FAILED,
                 error=LOST_ENTRY_ERROR, created_at=record.created_at,
             )  # fmt: skip
-            if await self.store.put(lost, expect_text_hash=record.text_hash):
+            if await self.store.put(
+                lost, expect_text_hash=record.text_hash, expect_status=Status.QUEUED
+            ):
                 failed += 1
                 log.warning("document %s: %s", record.id, LOST_ENTRY_ERROR)
         return failed
@@ -273,6 +275,10 @@ class IngestWorker:
                 states={mode: states[mode][i] for mode in self.models},
             )
             written = await self.store.put(record, expect_text_hash=doc.expect_hash)
+            if not written and doc.expect_hash != job.text_hash:
+                # The API marked the record queued for this text meanwhile (its write raced
+                # ours): write over that instead.
+                written = await self.store.put(record, expect_text_hash=job.text_hash)
             if written and self.metrics is not None:
                 self.metrics.documents_indexed.inc()
             done.append(doc.delivery.entry_id)

@@ -128,6 +128,53 @@ async def test_sweeper_fails_a_queued_record_that_lost_its_entry(
         await store.close()
 
 
+async def test_entry_id_write_never_clobbers_a_fast_worker(
+    rig: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.indexing import index_documents, status_url
+    from service.schemas import DocumentIn
+
+    settings, store, queue, worker = rig
+    real = queue.enqueue
+
+    async def enqueue_then_index(job: IngestJob) -> str:
+        entry_id = await real(job)
+        await drain(queue, worker, rounds=1)  # indexed before the API notes the entry id
+        return entry_id
+
+    monkeypatch.setattr(queue, "enqueue", enqueue_then_index)
+    docs = [DocumentIn(id="fast", text=HARBOUR)]
+    await index_documents(docs, settings, store, queue, worker.models, status_url(settings))
+    record = await store.get("fast", modes=None)
+    assert record is not None and record.status == Status.INDEXED and record.states
+
+
+async def test_reindex_whose_record_is_marked_while_the_worker_encodes(
+    rig: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _settings, store, queue, worker = rig
+    await enqueue_document(store, queue, "r", HARBOUR)
+    await drain(queue, worker)
+    old, new = text_hash(HARBOUR), text_hash(ORCHARD)
+    # The API's order for an indexed document: the job first (replacing the old hash) ...
+    await queue.enqueue(IngestJob("r", ORCHARD, new, replaces=old))
+    loop = asyncio.get_running_loop()
+    real = worker_module.encode_group
+    marked = DocumentRecord(id="r", text_hash=new, status=Status.QUEUED)
+
+    def encode_while_the_api_marks(models: Any, token_lists: Any) -> Any:
+        # ... then the record, written while the worker encodes (after it read the record).
+        mark = store.put(marked, expect_text_hash=old)
+        assert asyncio.run_coroutine_threadsafe(mark, loop).result(10)
+        return real(models, token_lists)
+
+    monkeypatch.setattr(worker_module, "encode_group", encode_while_the_api_marks)
+    await drain(queue, worker, rounds=1)
+    record = await store.get("r", modes=())
+    assert record is not None and record.status == Status.INDEXED and record.text_hash == new
+    assert await queue.depth() == 0
+
+
 # --- 2. append precondition -------------------------------------------------------------
 
 
