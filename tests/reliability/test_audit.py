@@ -274,6 +274,13 @@ async def test_full_ingest_queue_answers_429_with_retry_after(app_client: Any) -
         assert (await c.get("/v1/documents/q3")).status_code == 404
 
 
+async def test_ingest_queue_past_its_bytes_answers_429(app_client: Any) -> None:
+    async with app_client(modes=["linear"], serve_worker=False, ingest_max_queue_bytes=100) as c:
+        assert (await post(c, "b0", HARBOUR)).status_code == 202  # the queue was empty
+        full = await post(c, "b1", ORCHARD)
+        assert full.status_code == 429 and full.json()["error"]["code"] == "ingest_queue_full"
+
+
 async def test_tokenless_document_is_refused_at_the_api(app_client: Any) -> None:
     async with app_client(modes=["linear"]) as client:
         response = await post(client, "nothing", "___ __ _")
