@@ -205,6 +205,10 @@ async def _enqueue(
     if old is not None and old.status == Status.INDEXED:
         # Enqueue first; the worker indexes a job whose `replaces` the record still holds.
         entry_id = await queue.enqueue(dataclasses.replace(job, replaces=old.text_hash))
+        if old.text_hash == job.text_hash:
+            # The same text, indexed by other models: the record stays as it is until the
+            # worker rewrites it (marking it queued could clobber that rewrite).
+            return
         record.entry_id = entry_id
         # Written only over the text it replaces: if the worker (or another POST) was first,
         # its record stays.

@@ -175,18 +175,24 @@ class IngestWorker:
 
     async def process(self, deliveries: Sequence[Delivery]) -> None:
         """Indexes a batch, renewing its lease (a heartbeat) until it is done."""
-        heartbeat = asyncio.create_task(self._heartbeat([d.entry_id for d in deliveries]))
+        done = asyncio.Event()
+        heartbeat = asyncio.create_task(self._heartbeat([d.entry_id for d in deliveries], done))
         try:
             await self._process(deliveries)
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            # Stopped by the event, not by cancel(): a cancellation that lands inside a Redis
+            # call can come out as a connection error, which the beat would take for a failed
+            # extension and carry on. Each beat is bounded (redis_timeout_s), so this ends.
+            done.set()
+            await heartbeat
 
-    async def _heartbeat(self, entry_ids: list[str]) -> None:
+    async def _heartbeat(self, entry_ids: list[str], done: asyncio.Event) -> None:
         interval = self.settings.ingest_claim_idle_ms / 3000.0
         while True:
-            await asyncio.sleep(interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), interval)
+            if done.is_set():
+                return
             try:
                 await self.queue.extend(self.consumer, entry_ids)
             except QueueUnavailable as exc:  # the next beat tries again
