@@ -28,6 +28,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     CHEAPQA_HOST=0.0.0.0 \
     CHEAPQA_PORT=8000 \
     CHEAPQA_DATA_DIR=/data
+# Bound to 0.0.0.0 `cheapqa serve` refuses to start without API keys: run the image with
+# CHEAPQA_API_KEYS='["<key>"]', or CHEAPQA_ALLOW_OPEN_BIND=true where something in front
+# authenticates (docker-compose.yml publishes the port on the host's loopback only).
 USER cheapqa
 WORKDIR /home/cheapqa
 EXPOSE 8000

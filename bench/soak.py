@@ -3,7 +3,10 @@ fixed time; it reports the errors (goal 0) and the server's memory growth (goal 
 
 The mix, per ten requests: seven `answers`, one status read, one re-post of a known document
 (idempotent: nothing is enqueued) and one new short document (indexed by the server's
-in-process worker while the load runs). Memory is the server process's resident set
+in-process worker while the load runs). Beside the mix, one client appends to a document of
+its own, one append at a time, each with `expected_text_hash` from the previous answer, and
+sends every fifth append twice (a retry after a lost answer): the retry must be 412, never
+applied twice. Memory is the server process's resident set
 (VmRSS in /proc/<pid>/status), taken after indexing and a warm-up, sampled during the run,
 and taken again at the end. The documents the soak created are deleted afterwards.
 """
@@ -25,7 +28,15 @@ from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import LoadPlan, answers_requests, client_for, index_documents, run_phase
 from bench.server import serve
 from encoder.modes import Mode
-from service.client import ApiRequest, NewDocument, delete_request, index_request, status_request
+from service.client import (
+    ApiRequest,
+    AsyncClient,
+    NewDocument,
+    delete_request,
+    document_path,
+    index_request,
+    status_request,
+)
 
 NEW_DOCUMENT_WORDS = 60
 
@@ -53,10 +64,11 @@ class SoakReport:
     rss_samples: list[tuple[float, int]] = field(default_factory=list)  # (seconds, bytes)
     created: int = 0
     deleted: int = 0
+    appends: dict[str, int] = field(default_factory=dict)  # applied, retries_refused, other
 
     @property
     def errors(self) -> int:
-        return self.requests - self.ok
+        return self.requests - self.ok + self.appends.get("other", 0)
 
     @property
     def growth(self) -> float:
@@ -78,6 +90,7 @@ class SoakReport:
             "rss_samples": [[round(t, 1), b] for t, b in self.rss_samples],
             "documents_created": self.created,
             "documents_deleted": self.deleted,
+            "appends": self.appends,
         }
 
     def format(self) -> str:
@@ -89,7 +102,7 @@ class SoakReport:
                 f"{self.requests} requests ({self.ok / self.duration_s:.1f}/s ok), "
                 f"p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms",
                 f"errors: {self.errors} (goal 0); statuses {self.statuses}; "
-                f"exceptions {self.exceptions or 'none'}",
+                f"exceptions {self.exceptions or 'none'}; appends {self.appends}",
                 f"server RSS: {self.rss_start / mb:.1f} MB after warm-up -> "
                 f"{self.rss_end / mb:.1f} MB at the end ({100 * self.growth:+.1f}%, goal "
                 f"under +10%); peak {self.rss_peak / mb:.1f} MB",
@@ -121,6 +134,35 @@ def mixed_requests(
     return make
 
 
+APPEND_TEXT = "Marigold waved from the pier once more."
+APPEND_PAUSE_S = 0.2
+
+
+async def appender(client: AsyncClient, doc_id: str, stop: asyncio.Event) -> dict[str, int]:
+    """Appends to `doc_id` until `stop`, one at a time, each with the text hash the previous
+    answer gave; every fifth is sent again (a client retrying after a lost answer), and that
+    retry must answer 412. Counts: applied, retries_refused, other (anything else: an error)."""
+    counts = {"applied": 0, "retries_refused": 0, "other": 0}
+    info = await client.send(status_request(doc_id))
+    text_hash = info.json()["text_hash"]
+    n = 0
+    while not stop.is_set():
+        body = {"text": APPEND_TEXT, "expected_text_hash": text_hash}
+        append = ApiRequest("POST", f"{document_path(doc_id)}/text", body)
+        r = await client.send(append)
+        if r.status_code != 200:
+            counts["other"] += 1
+            break
+        counts["applied"] += 1
+        text_hash = r.json()["text_hash"]
+        n += 1
+        if n % 5 == 0:
+            again = await client.send(append)
+            counts["retries_refused" if again.status_code == 412 else "other"] += 1
+        await asyncio.sleep(APPEND_PAUSE_S)
+    return counts
+
+
 async def soak(
     url: str,
     pid: int,
@@ -134,8 +176,9 @@ async def soak(
 ) -> SoakReport:
     run_id = f"{int(time.time())}"
     plan = LoadPlan(duration_s=duration_s, max_requests=10**9, concurrency=concurrency, warmup_s=0)
+    append_doc = replace(docs[0], id=f"soak-{run_id}-append")
     async with client_for(url, plan, timeout_s=30.0, api_key=None) as client:
-        await index_documents(client, docs, timeout_s=300.0)
+        await index_documents(client, [*docs, append_doc], timeout_s=300.0)
         warm_make = mixed_requests(docs, mode, f"{run_id}w")
         warm = await run_phase(
             client, "warm-up", 1, warm_make, replace(plan, duration_s=warmup_s), None
@@ -150,18 +193,22 @@ async def soak(
                 samples.append((time.monotonic() - started, rss_bytes(pid)))
 
         sampler = asyncio.create_task(sample())
+        stop_appending = asyncio.Event()
+        appending = asyncio.create_task(appender(client, append_doc.id, stop_appending))
         try:
             make = mixed_requests(docs, mode, run_id)
             result = await run_phase(client, "soak", 1, make, plan, progress, pid)
         finally:
             sampler.cancel()
+            stop_appending.set()
+        appends = await appending
         rss_end = rss_bytes(pid)
         samples.append((time.monotonic() - started, rss_end))
         # Leave the server as it was: delete the documents the warm-up and the soak created.
         created = [f"soak-{run_id}-{i}" for i in range(9, result.requests, 10)]
         warm_created = [f"soak-{run_id}w-{i}" for i in range(9, warm.requests, 10)]
         deleted = 0
-        for doc_id in created + warm_created:
+        for doc_id in [*created, *warm_created, append_doc.id]:
             response = await client.send(delete_request(doc_id))
             deleted += response.status_code == 204
     return SoakReport(
@@ -176,8 +223,9 @@ async def soak(
         rss_end=rss_end,
         rss_peak=max([rss_start, rss_end, *(b for _, b in samples)]),
         rss_samples=samples,
-        created=len(created) + len(warm_created),
+        created=len(created) + len(warm_created) + 1,
         deleted=deleted,
+        appends=appends,
     )
 
 

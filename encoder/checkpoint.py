@@ -8,6 +8,7 @@ config, as nanoGPT does.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass
@@ -32,7 +33,7 @@ class CheckpointError(Exception):
 class Checkpoint:
     model: Reader
     vocab: Vocabulary
-    model_id: str  # "<mode>-<first 12 hex digits of the weights' sha256>"
+    model_id: str  # "<mode>-<first 12 hex digits of model_digest>": config, vocabulary, weights
     meta: dict[str, Any]
 
     @property
@@ -75,6 +76,16 @@ def weights_digest(state_dict: dict[str, torch.Tensor]) -> str:
         t = state_dict[name].detach().to("cpu").contiguous()
         h.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def model_digest(config: ReaderConfig, vocab: Vocabulary, weights_hex: str) -> str:
+    """sha256 over everything that decides a model's output: its config, its vocabulary (the
+    same weights read other words under another one) and its weights."""
+    h = hashlib.sha256()
+    h.update(json.dumps(asdict(config), sort_keys=True).encode())
+    h.update(b"\0".join(token.encode() for token in vocab.tokens))
+    h.update(weights_hex.encode())
     return h.hexdigest()
 
 
@@ -131,5 +142,6 @@ def load_checkpoint(path: str | os.PathLike[str], device: str = "cpu") -> Checkp
     if len(vocab) != config.vocab_size:
         raise CheckpointError(f"{path}: vocabulary of {len(vocab)} but config {config.vocab_size}")
     model.to(device).eval()
-    model_id = f"{config.mode}-{weights_digest(state_dict)[:12]}"
+    # Computed at load time, never stored: a checkpoint cannot carry a stale id.
+    model_id = f"{config.mode}-{model_digest(config, vocab, weights_digest(state_dict))[:12]}"
     return Checkpoint(model=model, vocab=vocab, model_id=model_id, meta=dict(payload["meta"]))

@@ -22,6 +22,7 @@ from service.batcher import QueryBatcher
 from service.bounded_store import BoundedStore
 from service.deps import Runtime
 from service.errors import install_error_handlers
+from service.guard import RequestGuard, check_exposure
 from service.ingest.queue import IngestQueue
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
@@ -150,6 +151,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(page.router)
     app.mount("/static", page.static_files(), name="static")
 
+    # The guard (key, body size and pace) runs before any body is read; the latency
+    # middleware, outermost, sees its answers too.
+    app.add_middleware(RequestGuard, settings=settings)
     app.add_middleware(LatencyMiddleware, metrics=runtime.metrics)
     return app
 
@@ -158,11 +162,14 @@ def serve(settings: Settings, log_level: str = "info") -> None:
     """Serves the API until SIGTERM or SIGINT (`cheapqa serve`)."""
     import uvicorn
 
+    check_exposure(settings)
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
         log_level=log_level,
+        # Past this many connections at once uvicorn answers 503 rather than queueing more.
+        limit_concurrency=settings.limit_concurrency,
         # SIGTERM: stop accepting, finish requests, then the lifespan lets the worker finish
         # its batch.
         timeout_graceful_shutdown=30,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import SecretStr
 
 from service.deps import SettingsDep
 from service.errors import Unauthorized
@@ -15,9 +16,10 @@ from service.errors import Unauthorized
 _bearer = HTTPBearer(auto_error=False, description="One of the configured API keys.")
 
 
-def key_is_valid(given: str, keys: list[str]) -> bool:
+def key_is_valid(given: str, keys: list[SecretStr]) -> bool:
     # compare_digest against every key, so timing does not tell which prefix matched.
-    matches = [hmac.compare_digest(given.encode(), key.encode()) for key in keys]
+    secret = given.encode()
+    matches = [hmac.compare_digest(secret, key.get_secret_value().encode()) for key in keys]
     return any(matches)
 
 

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from store.base import DocumentPage, DocumentStore
 from store.errors import StoreUnavailable
-from store.record import DocumentRecord
+from store.record import DocumentRecord, Status
 
 T = TypeVar("T")
 
@@ -38,14 +38,25 @@ class BoundedStore:
     ) -> list[DocumentRecord | None]:
         return await self._bounded(self.inner.get_many(doc_ids, modes))
 
-    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
-        return await self._bounded(self.inner.put(record, expect_text_hash=expect_text_hash))
+    async def put(
+        self,
+        record: DocumentRecord,
+        *,
+        expect_text_hash: str | None = None,
+        expect_status: Status | None = None,
+    ) -> bool:
+        return await self._bounded(
+            self.inner.put(record, expect_text_hash=expect_text_hash, expect_status=expect_status)
+        )
 
     async def delete(self, doc_id: str) -> bool:
         return await self._bounded(self.inner.delete(doc_id))
 
     async def list_documents(self, limit: int, cursor: str | None = None) -> DocumentPage:
         return await self._bounded(self.inner.list_documents(limit, cursor))
+
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        return await self._bounded(self.inner.queued(before, limit))
 
     async def ping(self) -> None:
         await self._bounded(self.inner.ping())

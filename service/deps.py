@@ -50,7 +50,7 @@ async def get_metrics(runtime: RuntimeDep) -> Metrics:
 
 async def get_store(runtime: RuntimeDep) -> DocumentStore:
     if runtime.store is None:
-        raise Unavailable("the store is not open", runtime.startup_error, code="store_unavailable")
+        raise Unavailable("the store is not open", code="store_unavailable")
     return runtime.store
 
 
@@ -62,7 +62,8 @@ async def get_queue(runtime: RuntimeDep) -> IngestQueue:
 
 async def get_models(runtime: RuntimeDep) -> dict[str, LoadedModel]:
     if not runtime.models:
-        raise Unavailable("the models are not loaded", runtime.startup_error, code="not_ready")
+        message = "the models failed to load" if runtime.startup_error else "the models are loading"
+        raise Unavailable(message, code="not_ready")
     return runtime.models
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.ingest.queue import QueueUnavailable
-from store.errors import StoreError, StoreUnavailable
+from store.errors import CorruptRecord, StoreError, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,16 @@ class IndexedByAnotherModel(Conflict):
     code = "indexed_by_another_model"
 
 
+class PreconditionFailed(ServiceError):
+    status, code = 412, "precondition_failed"
+
+
 class TooLarge(ServiceError):
     status, code = 413, "too_large"
+
+
+class Unprocessable(ServiceError):
+    status, code = 422, "unprocessable"
 
 
 class Overloaded(ServiceError):
@@ -89,11 +97,13 @@ _DESCRIPTIONS = {
     400: "Bad input",
     401: "Missing or wrong API key",
     404: "Unknown document",
+    408: "The request body did not arrive in time",
     409: "Document not yet indexed, or indexed by another model",
-    413: "Document or batch too large",
-    422: "Request body or parameters fail validation",
-    429: "Overloaded: the query queue is full",
-    503: "Store or queue unavailable",
+    412: "Precondition failed: the document's text hash is not the expected one",
+    413: "Document, batch or body too large",
+    422: "Request body or parameters fail validation, or the text holds no tokens",
+    429: "Overloaded: the query or ingestion queue is full (see Retry-After)",
+    503: "Store or queue unavailable, or the models are not loaded",
 }
 
 
@@ -132,9 +142,12 @@ def error_response(
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 
+RETRY_AFTER_S = "1"
+
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
+    408: "body_timeout",
     404: "not_found",
     405: "method_not_allowed",
     413: "too_large",
@@ -149,21 +162,34 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_service_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServiceError)
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        if exc.status == 503:
-            headers = {"Retry-After": "1"}
+        if exc.status in (429, 503):
+            headers = {"Retry-After": RETRY_AFTER_S}
         return error_response(exc.status, exc.code, exc.message, exc.detail, headers)
 
+    # Store and queue errors name addresses and file paths: they go to the log, not to the
+    # client, which learns what failed and nothing of where.
     async def on_store_error(request: Request, exc: Exception) -> JSONResponse:
         if isinstance(exc, StoreUnavailable):
-            message = str(exc) or "store unavailable"
-            return error_response(503, "store_unavailable", message, None, {"Retry-After": "1"})
+            log.warning("store unavailable on %s %s: %s", request.method, request.url.path, exc)
+            return error_response(
+                503, "store_unavailable", "store unavailable", None, {"Retry-After": RETRY_AFTER_S}
+            )
+        if isinstance(exc, CorruptRecord):
+            log.error("corrupt record on %s %s: %s", request.method, request.url.path, exc)
+            return error_response(
+                500, "corrupt_record",
+                "the document's stored record is unreadable; post the document again",
+            )  # fmt: skip
         # A corrupt or undecodable state is a server-side fault, not the client's.
         log.exception("store error", exc_info=exc)
-        return error_response(500, "store_error", str(exc))
+        return error_response(500, "store_error", "the stored document could not be read")
 
     async def on_queue_unavailable(request: Request, exc: Exception) -> JSONResponse:
-        message = str(exc) or "ingestion queue unavailable"
-        return error_response(503, "queue_unavailable", message, None, {"Retry-After": "1"})
+        log.warning("queue unavailable on %s %s: %s", request.method, request.url.path, exc)
+        return error_response(
+            503, "queue_unavailable", "ingestion queue unavailable", None,
+            {"Retry-After": RETRY_AFTER_S},
+        )  # fmt: skip
 
     async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

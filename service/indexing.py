@@ -3,18 +3,26 @@
 The routes parse and respond; the decisions live here, once:
 - idempotency: the same id with the same text and candidates is the same document, nothing
   is re-encoded (other candidates index it again);
-- re-queueing: a record queued longer ago than the claim timeout may have lost its queue
-  entry, and a record built by other models than the loaded ones is indexed again;
+- record and queue entry together: a `queued` record whose queue entry is gone (the enqueue
+  failed, or answered too late) is enqueued again by a retry; an indexed record keeps its
+  states until the job that replaces it is enqueued; a record built by other models than the
+  loaded ones is indexed again;
+- backpressure: past `ingest_max_queue_depth` entries or `ingest_max_queue_bytes` a POST is
+  429 with Retry-After;
 - `is_current`: whether a record's states were built by the loaded models (the worker asks
   too, before it skips a redelivered entry);
-- append preconditions: indexed, every stored state from a loaded model, and the text hash
-  unchanged while the new tokens were read.
+- append preconditions: indexed, every stored state from a loaded model, the client's
+  `expected_text_hash` (412 on a mismatch: a retried append is never applied twice), the
+  document within `max_document_tokens`, and the text hash unchanged while the new tokens
+  were read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
+from urllib.parse import quote
 
 from encoder.state import DocumentState
 from service.errors import (
@@ -23,7 +31,11 @@ from service.errors import (
     IndexedByAnotherModel,
     NotFound,
     NotIndexed,
+    Overloaded,
+    PreconditionFailed,
     TooLarge,
+    Unavailable,
+    Unprocessable,
 )
 from service.ingest.queue import IngestJob, IngestQueue
 from service.readers import LoadedModel
@@ -43,11 +55,12 @@ from service.texts import (
     appended_hash,
     derived_id,
     entity_budget,
+    has_tokens,
     posting_hash,
     text_hash,
 )
-from store.base import DocumentStore
-from store.record import DocumentRecord, Status, now
+from store.base import DocumentStore, readable_records
+from store.record import DocumentRecord, Status
 
 
 def is_current(record: DocumentRecord, models: Mapping[str, LoadedModel]) -> bool:
@@ -69,6 +82,13 @@ def require_current(
                 {"mode": mode, "stored": record.model_ids.get(mode),
                  "loaded": model.model_id if model else None},
             )  # fmt: skip
+
+
+def status_url(settings: Settings) -> Callable[[str], str]:
+    """doc id -> its status URL: under `public_base_url`, else relative; never built from the
+    request's Host header, which the client controls."""
+    base = (settings.public_base_url or "").rstrip("/")
+    return lambda doc_id: f"{base}/v1/documents/{quote(doc_id, safe='')}"
 
 
 def document_info(record: DocumentRecord) -> DocumentInfo:
@@ -167,6 +187,17 @@ def _check_batch(documents: Sequence[DocumentIn], max_batch: int, max_bytes: int
             raise BadRequest(f"document {i} has no text", {"index": i}, code="empty_text")
 
 
+def _check_tokens(documents: Sequence[DocumentIn]) -> None:
+    """422 for a document with no tokens at all: it could never be indexed."""
+    for i, doc in enumerate(documents):
+        if not has_tokens(doc.text):
+            raise Unprocessable(
+                f"document {i} holds no tokens (no words, numbers or punctuation)",
+                {"index": i, "id": doc.id},
+                code="no_tokens",
+            )
+
+
 def _document_ids(documents: Sequence[DocumentIn], hashes: Sequence[str]) -> list[str]:
     """Each document's id (given, or derived from its text alone); one id, one posting (text
     and candidates) per batch."""
@@ -182,16 +213,61 @@ def _document_ids(documents: Sequence[DocumentIn], hashes: Sequence[str]) -> lis
     return ids
 
 
-def needs_indexing(
-    old: DocumentRecord | None, h: str, models: Mapping[str, LoadedModel], stale_before: float
+async def needs_indexing(
+    old: DocumentRecord, h: str, models: Mapping[str, LoadedModel], queue: IngestQueue
 ) -> bool:
-    """False when the stored record already is, or soon will be, this text indexed by these
-    models; a queued record older than `stale_before` may have lost its queue entry."""
-    if old is None or old.text_hash != h:
+    """False when the stored record already is, or will be, this text indexed by these
+    models: indexed by them, or queued with its queue entry still there."""
+    if old.text_hash != h:
         return True
     if old.status == Status.INDEXED:
         return not is_current(old, models)
-    return not (old.status == Status.QUEUED and old.updated_at > stale_before)
+    if old.status == Status.QUEUED and old.entry_id is not None:
+        return not await queue.is_pending(old.entry_id)
+    return True
+
+
+async def check_backlog(settings: Settings, queue: IngestQueue) -> None:
+    """429 while the ingestion queue holds more than the settings allow."""
+    depth, size = await queue.backlog()
+    if depth >= settings.ingest_max_queue_depth or size >= settings.ingest_max_queue_bytes:
+        raise Overloaded(
+            "the ingestion queue is full; retry later",
+            {"depth": depth, "max_depth": settings.ingest_max_queue_depth},
+            code="ingest_queue_full",
+        )
+
+
+async def _enqueue(
+    store: DocumentStore, queue: IngestQueue, job: IngestJob, old: DocumentRecord | None
+) -> None:
+    """The record `queued` and its queue entry, so that a failure at any step leaves nothing
+    a retry cannot mend: a `queued` record without a live entry is enqueued again, and an
+    indexed record keeps its states until the job that replaces it is in the queue."""
+    record = DocumentRecord(
+        id=job.doc_id,
+        text_hash=job.text_hash,
+        status=Status.QUEUED,
+        created_at=old.created_at if old is not None else 0.0,
+    )
+    if old is not None and old.status == Status.INDEXED:
+        # Enqueue first; the worker indexes a job whose `replaces` the record still holds.
+        entry_id = await queue.enqueue(dataclasses.replace(job, replaces=old.text_hash))
+        if old.text_hash == job.text_hash:
+            # The same text, indexed by other models: the record stays as it is until the
+            # worker rewrites it (marking it queued could clobber that rewrite).
+            return
+        record.entry_id = entry_id
+        # Written only over the text it replaces: if the worker (or another POST) was first,
+        # its record stays.
+        await store.put(record, expect_text_hash=old.text_hash)
+        return
+    # No state to keep: the record first (the worker skips entries the store does not hold),
+    # then the entry, then the entry's id into the record.
+    await store.put(record)
+    record.entry_id = await queue.enqueue(job)
+    # Only while still queued for this text: a fast worker may have indexed it already.
+    await store.put(record, expect_text_hash=job.text_hash, expect_status=Status.QUEUED)
 
 
 async def index_documents(
@@ -201,40 +277,42 @@ async def index_documents(
     queue: IngestQueue,
     models: Mapping[str, LoadedModel],
     status_url: Callable[[str], str],
+    startup_error: str | None = None,
 ) -> DocumentsAccepted:
     """Records each document as `queued` and puts it on the ingestion queue, unless it is
     already indexed (or queued) with the same text and candidates; `models` may be empty
-    while loading."""
+    while loading, but not after loading them failed (`startup_error`: 503)."""
+    if startup_error is not None:
+        raise Unavailable("the models failed to load: nothing can be indexed", code="not_ready")
     _check_batch(documents, settings.max_batch_documents, settings.max_document_bytes)
+    _check_tokens(documents)
     hashes = [posting_hash(doc.text, doc.candidates) for doc in documents]
     ids = _document_ids(documents, hashes)
     unique_ids = list(dict.fromkeys(ids))
-    existing = dict(zip(unique_ids, await store.get_many(unique_ids, modes=()), strict=True))
-    stale_before = now() - settings.ingest_claim_idle_ms / 1000.0
+    # A record whose metadata is unreadable counts as absent: this POST writes it anew.
+    existing = dict(zip(unique_ids, await readable_records(store, unique_ids), strict=True))
+    todo: list[tuple[DocumentIn, str, str]] = []
     accepted: dict[str, DocumentAccepted] = {}
     for doc, doc_id, h in zip(documents, ids, hashes, strict=True):
         if doc_id in accepted:
             continue
         old = existing.get(doc_id)
-        if old is not None and not needs_indexing(old, h, models, stale_before):
+        if old is not None and not await needs_indexing(old, h, models, queue):
             accepted[doc_id] = DocumentAccepted(
                 id=doc_id, status=old.status, status_url=status_url(doc_id), text_hash=h,
                 enqueued=False,
             )  # fmt: skip
             continue
-        record = DocumentRecord(
-            id=doc_id,
-            text_hash=h,
-            status=Status.QUEUED,
-            created_at=old.created_at if old is not None else 0.0,
-        )
-        # The record first: the worker drops entries whose hash the store does not hold.
-        await store.put(record)
-        await queue.enqueue(IngestJob(doc_id, doc.text, h, doc.candidates))
+        todo.append((doc, doc_id, h))
         accepted[doc_id] = DocumentAccepted(
             id=doc_id, status=Status.QUEUED, status_url=status_url(doc_id), text_hash=h,
             enqueued=True,
         )  # fmt: skip
+    if todo:
+        await check_backlog(settings, queue)
+    for doc, doc_id, h in todo:
+        job = IngestJob(doc_id, doc.text, h, doc.candidates)
+        await _enqueue(store, queue, job, existing.get(doc_id))
     return DocumentsAccepted(documents=list(accepted.values()))
 
 
@@ -254,16 +332,33 @@ async def append_text(
     settings: Settings,
     store: DocumentStore,
     models: Mapping[str, LoadedModel],
+    expected_text_hash: str | None = None,
 ) -> DocumentInfo:
     """Continues every stored state with the new tokens (`extend`): the result equals
-    indexing the whole text at once, at the cost of the new text only."""
+    indexing the whole text at once, at the cost of the new text only. With
+    `expected_text_hash`, only if the document's text hash is that one (else 412)."""
     check_text_size(text, settings.max_document_bytes, "appended text")
     record = await indexed_record(store, doc_id, modes=None)
+    if expected_text_hash is not None and record.text_hash != expected_text_hash:
+        raise PreconditionFailed(
+            f"document {doc_id!r} has text hash {record.text_hash}, not the expected one "
+            "(already appended?)",
+            {"text_hash": record.text_hash, "expected_text_hash": expected_text_hash},
+        )
     require_current(record, models, record.states)
     try:
         anon = await asyncio.to_thread(anonymise, models, text, None, record.entities)
     except ValueError as exc:
         raise BadRequest(str(exc), code="empty_text") from exc
+    tokens = record.tokens + len(anon.tokens)
+    if tokens > settings.max_document_tokens:
+        raise TooLarge(
+            f"the document would hold {tokens} tokens; the limit is "
+            f"{settings.max_document_tokens}",
+            {"tokens": record.tokens, "appended": len(anon.tokens),
+             "max_document_tokens": settings.max_document_tokens},
+            code="document_too_long",
+        )  # fmt: skip
 
     def extend_all() -> dict[str, DocumentState]:
         return {
@@ -275,7 +370,7 @@ async def append_text(
         id=record.id,
         text_hash=appended_hash(record.text_hash, text),
         status=Status.INDEXED,
-        tokens=record.tokens + len(anon.tokens),
+        tokens=tokens,
         entities=anon.entities,
         mentions=_added_mentions(record, anon.mentions),
         unplaced=[*record.unplaced, *(n for n in anon.unplaced if n not in record.unplaced)],

@@ -120,6 +120,12 @@ class DocumentEntities(BaseModel):
 
 class AppendIn(_Body):
     text: str = Field(min_length=1, description="Text to append to an indexed document.")
+    expected_text_hash: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Append only if the document's text_hash is this one (else 412): a retry "
+        "of an append that did happen is refused, not applied twice.",
+    )
 
 
 class AnswersIn(_Body):

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, ValidationError
+from pydantic import BeforeValidator, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -30,6 +30,7 @@ def _list_setting(value: object) -> object:
 
 # NoDecode: the environment's string reaches `_list_setting` instead of a JSON parse.
 ListSetting = Annotated[list[str], NoDecode, BeforeValidator(_list_setting)]
+SecretListSetting = Annotated[list[SecretStr], NoDecode, BeforeValidator(_list_setting)]
 ModesSetting = Annotated[list[Mode], NoDecode, BeforeValidator(_list_setting)]
 
 
@@ -65,13 +66,41 @@ class Settings(BaseSettings):
     # --- HTTP ---
     host: str = "127.0.0.1"
     port: int = 8000
-    api_keys: ListSetting = Field(
+    api_keys: SecretListSetting = Field(
         default_factory=list,
-        description=f"When non-empty, /v1 routes need a Bearer key; {LIST_FORMS}.",
+        description=f"When non-empty, /v1 routes need a Bearer key (printed masked); {LIST_FORMS}.",
+    )
+    allow_open_bind: bool = Field(
+        default=False,
+        description="Serve on a non-loopback address without API keys (refused otherwise).",
+    )
+    protect_ops_routes: bool = Field(
+        default=False,
+        description="Put /metrics, /readyz, /docs and /openapi.json behind the API key too.",
+    )
+    public_base_url: str | None = Field(
+        default=None,
+        description="Base of the status_url in answers (e.g. https://qa.example.com); None: "
+        "relative URLs. Never taken from the request's Host header.",
+    )
+    limit_concurrency: int = Field(
+        default=1024, gt=0, description="Connections uvicorn serves at once; more get 503."
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0, description="A request body must arrive within this (else 408)."
     )
 
     # --- limits ---
     max_document_bytes: int = Field(default=1_000_000, gt=0)
+    max_body_bytes: int = Field(
+        default=16_000_000,
+        gt=0,
+        description="Largest request body; checked (Content-Length, or bytes counted as they "
+        "arrive) before the body is read.",
+    )
+    max_document_tokens: int = Field(
+        default=300_000, gt=0, description="Largest document, appends included, in tokens."
+    )
     max_batch_documents: int = Field(default=64, gt=0)
     max_queries: int = Field(default=64, gt=0)
     max_top_k: int = Field(default=20, gt=0)
@@ -86,6 +115,22 @@ class Settings(BaseSettings):
     ingest_block_ms: int = Field(default=1000, gt=0)
     ingest_max_deliveries: int = Field(default=3, gt=0)
     ingest_claim_idle_ms: int = Field(default=30_000, gt=0)
+    ingest_max_queue_depth: int = Field(
+        default=10_000, gt=0, description="Entries waiting; past it POST answers 429."
+    )
+    ingest_max_queue_bytes: int = Field(
+        default=1_000_000_000, gt=0, description="Bytes of text waiting; past it POST answers 429."
+    )
+    ingest_sweep_after_ms: int = Field(
+        default=600_000,
+        gt=0,
+        description="A record queued this long whose queue entry is gone becomes failed.",
+    )
+    ingest_consumer_idle_ms: int = Field(
+        default=3_600_000,
+        gt=0,
+        description="Redis consumers idle this long with nothing pending leave the group.",
+    )
     consumer_name: str | None = None
     serve_worker: bool | None = Field(
         default=None,

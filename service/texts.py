@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from encoder.anonymise import AnonymisedText, anonymise_document
+from encoder.text import TOKEN_RE
 from service.readers import LoadedModel
 
 
@@ -46,6 +47,11 @@ def derived_id(text_hash_hex: str) -> str:
 def entity_budget(models: Mapping[str, LoadedModel]) -> int:
     """Entity slots every loaded model can answer with (the entity map is shared by modes)."""
     return min(m.entity_slots for m in models.values())
+
+
+def has_tokens(text: str) -> bool:
+    """Whether the text holds any token (word, number or punctuation) for the reader."""
+    return TOKEN_RE.search(text) is not None
 
 
 def anonymise(

@@ -10,8 +10,8 @@ from typing import Protocol
 from encoder.modes import MODES
 from encoder.state import DocumentState
 from store.codec import Dtype, decode_state, encode_state
-from store.errors import StateCodecError
-from store.record import DocumentRecord, Status, check_doc_id
+from store.errors import CorruptRecord, StateCodecError
+from store.record import DocumentRecord, Status, check_doc_id, meta_from_json
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,18 @@ class DocumentStore(Protocol):
         """One entry per id, in order, None where unknown; one round trip on Redis."""
         ...
 
-    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+    async def put(
+        self,
+        record: DocumentRecord,
+        *,
+        expect_text_hash: str | None = None,
+        expect_status: Status | None = None,
+    ) -> bool:
         """Atomically replaces the document: its metadata and exactly `record.states`.
 
         With `expect_text_hash`, writes only if a stored record has that text hash, so a late
-        job for old text never overwrites a re-posted document. Returns whether it wrote.
+        job for old text never overwrites a re-posted document; with `expect_status` too, only
+        if it also has that status. Returns whether it wrote.
         """
         ...
 
@@ -48,6 +55,10 @@ class DocumentStore(Protocol):
     async def list_documents(self, limit: int, cursor: str | None = None) -> DocumentPage:
         """Up to `limit` documents with ids after `cursor` (the last id of the page before),
         in id order: pages stay stable while documents come and go."""
+
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        """Up to `limit` records (metadata) `queued` and last written before `before` (unix
+        seconds); unreadable ones are left out. Reads every record's metadata: for a sweep."""
         ...
 
     async def ping(self) -> None:
@@ -55,6 +66,11 @@ class DocumentStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+def check_expectation(expect_text_hash: str | None, expect_status: Status | None) -> None:
+    if expect_status is not None and expect_text_hash is None:
+        raise ValueError("expect_status needs expect_text_hash")
 
 
 def wanted_modes(modes: Collection[str] | None) -> tuple[str, ...]:
@@ -94,3 +110,35 @@ def with_states(record: DocumentRecord, blobs: Mapping[str, bytes]) -> DocumentR
             )
         states[mode] = decoded.state
     return dataclasses.replace(record, states=states)
+
+
+async def readable_records(
+    store: DocumentStore, doc_ids: Sequence[str]
+) -> list[DocumentRecord | None]:
+    """The metadata of each document, None where unknown or unreadable (corrupt, or of an old
+    schema): a writer treats such a record as absent and replaces it."""
+    try:
+        return await store.get_many(doc_ids, modes=())
+    except CorruptRecord:
+        out: list[DocumentRecord | None] = []
+        for doc_id in doc_ids:
+            try:
+                out.append(await store.get(doc_id, modes=()))
+            except CorruptRecord:
+                out.append(None)
+        return out
+
+
+def readable_metas(metas: Sequence[bytes | str]) -> list[DocumentRecord]:
+    """The records of stored metadata, leaving out the unreadable ones."""
+    out = []
+    for meta in metas:
+        try:
+            out.append(meta_from_json(meta))
+        except CorruptRecord:
+            continue
+    return out
+
+
+def queued_before(records: Sequence[DocumentRecord], before: float) -> list[DocumentRecord]:
+    return [r for r in records if r.status == Status.QUEUED and r.updated_at < before]

@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from connections.sqlite import write_transaction
-from store.base import DocumentPage, encode_states, wanted_modes, with_states
+from store.base import (
+    DocumentPage,
+    check_expectation,
+    encode_states,
+    readable_metas,
+    wanted_modes,
+    with_states,
+)
 from store.codec import Dtype
 from store.errors import StoreError, StoreUnavailable
 from store.record import (
@@ -166,20 +173,36 @@ class SqliteDocumentStore:
 
     # --- writes ---
 
-    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+    async def put(
+        self,
+        record: DocumentRecord,
+        *,
+        expect_text_hash: str | None = None,
+        expect_status: Status | None = None,
+    ) -> bool:
+        check_expectation(expect_text_hash, expect_status)
         blobs = encode_states(record, self.dtype)
         meta = meta_to_json(record, {mode: len(b) for mode, b in blobs.items()}, now()).decode()
-        return await self._run(lambda: self._write(record, meta, blobs, expect_text_hash))
+        expect = (expect_text_hash, expect_status)
+        return await self._run(lambda: self._write(record, meta, blobs, expect))
 
     def _write(
-        self, record: DocumentRecord, meta: str, blobs: dict[str, bytes], expect: str | None
+        self,
+        record: DocumentRecord,
+        meta: str,
+        blobs: dict[str, bytes],
+        expect: tuple[str | None, Status | None],
     ) -> bool:
+        expect_hash, expect_status = expect
         with self._write_lock, write_transaction(self._writer) as conn:
-            if expect is not None:
+            if expect_hash is not None:
                 row = conn.execute(
-                    "SELECT text_hash FROM documents WHERE id = ?", (record.id,)
+                    "SELECT text_hash, json_extract(meta, '$.status') FROM documents WHERE id = ?",
+                    (record.id,),
                 ).fetchone()
-                if row is None or row[0] != expect:
+                if row is None or row[0] != expect_hash:
+                    return False
+                if expect_status is not None and row[1] != str(expect_status):
                     return False
             conn.execute(
                 "INSERT INTO documents (id, text_hash, meta) VALUES (?, ?, ?) "
@@ -203,6 +226,18 @@ class SqliteDocumentStore:
                 return conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,)).rowcount > 0
 
         return await self._run(delete)
+
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        def scan() -> list[str]:
+            with self._reader() as conn:
+                rows = conn.execute(
+                    "SELECT meta FROM documents WHERE json_extract(meta, '$.status') = 'queued' "
+                    "AND json_extract(meta, '$.updated_at') < ? LIMIT ?",
+                    (before, limit),
+                ).fetchall()
+            return [row[0] for row in rows]
+
+        return readable_metas(await self._run(scan))
 
     # --- lifecycle ---
 

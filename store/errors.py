@@ -13,3 +13,7 @@ class StoreUnavailable(StoreError):
 
 class StateCodecError(StoreError):
     """A stored state is truncated, corrupted, of an unknown version, or of the wrong shape."""
+
+
+class CorruptRecord(StoreError):
+    """A document's stored metadata is unreadable: not JSON, or of another schema."""

@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from encoder.state import DocumentState
+from store.errors import CorruptRecord
 
 # The one rule for document ids: they end up in URLs and store keys, so they stay plain.
 # The API validates bodies and paths with it; the store refuses anything else.
@@ -58,6 +59,9 @@ class DocumentRecord:
     states: dict[str, DocumentState] = field(default_factory=dict)
     # mode -> stored size in bytes; on get, every stored mode (whether its state was read or not)
     state_bytes: dict[str, int] = field(default_factory=dict)
+    # the ingestion queue's entry that carries this text (while queued); None: not known to be
+    # enqueued (the enqueue failed, or has not answered yet)
+    entry_id: str | None = None
 
 
 def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float) -> bytes:
@@ -78,13 +82,25 @@ def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float
         "created_at": record.created_at or now,
         "updated_at": record.updated_at or now,
         "state_bytes": state_bytes,
+        "entry_id": record.entry_id,
     }
     return json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def meta_from_json(data: bytes | str) -> DocumentRecord:
+    """The record's metadata; CorruptRecord when it is not JSON of this schema."""
+    try:
+        return _meta_from_dict(json.loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        # ValueError covers JSONDecodeError, UnicodeDecodeError and an unknown status.
+        raise CorruptRecord(
+            f"unreadable document metadata ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from exc
+
+
+def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
     """Reads format 1 and 2 (keys format 1 lacks read as unknown)."""
-    meta: dict[str, Any] = json.loads(data)
+    entry_id = meta.get("entry_id")  # absent from records written before it existed
     slots = meta.get("entity_slots")
     return DocumentRecord(
         id=meta["id"],
@@ -101,6 +117,7 @@ def meta_from_json(data: bytes | str) -> DocumentRecord:
         created_at=float(meta["created_at"]),
         updated_at=float(meta["updated_at"]),
         state_bytes={mode: int(size) for mode, size in meta["state_bytes"].items()},
+        entry_id=None if entry_id is None else str(entry_id),
     )
 
 

@@ -24,7 +24,15 @@ from redis.exceptions import RedisError
 
 from connections.redis_client import RedisClient
 from encoder.modes import MODES
-from store.base import DocumentPage, encode_states, wanted_modes, with_states
+from store.base import (
+    DocumentPage,
+    check_expectation,
+    encode_states,
+    queued_before,
+    readable_metas,
+    wanted_modes,
+    with_states,
+)
 from store.codec import Dtype
 from store.errors import StoreUnavailable
 from store.record import (
@@ -37,18 +45,22 @@ from store.record import (
 )
 
 # KEYS: meta, then one state key per mode in MODES order.
-# ARGV: check flag ("1" or "0"), expected text hash, meta JSON, then one value per mode
-# ("" deletes that mode's state: an encoded state is never empty).
+# ARGV: check flag ("1" or "0"), expected text hash, expected status ("" any), meta JSON, then
+# one value per mode ("" deletes that mode's state: an encoded state is never empty).
 _PUT_SCRIPT = """
 if ARGV[1] == '1' then
   local old = redis.call('GET', KEYS[1])
-  if not old or cjson.decode(old)['text_hash'] ~= ARGV[2] then
+  if not old then
+    return 0
+  end
+  local meta = cjson.decode(old)
+  if meta['text_hash'] ~= ARGV[2] or (ARGV[3] ~= '' and meta['status'] ~= ARGV[3]) then
     return 0
   end
 end
-redis.call('SET', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[1], ARGV[4])
 for i = 2, #KEYS do
-  local value = ARGV[i + 2]
+  local value = ARGV[i + 3]
   if value == '' then
     redis.call('DEL', KEYS[i])
   else
@@ -123,13 +135,21 @@ class RedisDocumentStore:
 
     # --- writes ---
 
-    async def put(self, record: DocumentRecord, *, expect_text_hash: str | None = None) -> bool:
+    async def put(
+        self,
+        record: DocumentRecord,
+        *,
+        expect_text_hash: str | None = None,
+        expect_status: Status | None = None,
+    ) -> bool:
+        check_expectation(expect_text_hash, expect_status)
         blobs = encode_states(record, self.dtype)
         meta = meta_to_json(record, {mode: len(b) for mode, b in blobs.items()}, now())
         keys = self._read_keys(record.id, MODES)
         args: list[Any] = [
             "0" if expect_text_hash is None else "1",
             expect_text_hash or "",
+            str(expect_status or ""),
             meta,
             *(blobs.get(mode, b"") for mode in MODES),
         ]
@@ -149,6 +169,31 @@ class RedisDocumentStore:
             deleted = await self.client.delete(*keys)
             await self.client.zrem(self.ids_key, doc_id.encode())
         return deleted > 0
+
+    async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
+        # SCAN over every document's metadata key (a cluster client scans every master):
+        # O(documents), for a sweep every few minutes, never for a request.
+        pattern = f"{self.key_prefix}:doc:*:meta".encode()
+        found: list[DocumentRecord] = []
+        async with _redis_errors():
+            keys: list[bytes] = []
+            async for key in self.client.scan_iter(match=pattern, count=1000):
+                keys.append(key)
+                if len(keys) >= 500:
+                    found += await self._queued_among(keys, before)
+                    keys = []
+                if len(found) >= limit:
+                    break
+            if keys and len(found) < limit:
+                found += await self._queued_among(keys, before)
+        return found[:limit]
+
+    async def _queued_among(self, keys: list[bytes], before: float) -> list[DocumentRecord]:
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.get(key)
+        metas = [m for m in await pipe.execute() if m is not None]
+        return queued_before(readable_metas(metas), before)
 
     # --- lifecycle ---
 

@@ -21,7 +21,7 @@ def test_settings_read_prefixed_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert s.modes == ["linear", "softmax"]
     assert s.state_dtype == "float32"
     assert s.data_dir == Path("/tmp/cq")
-    assert s.api_keys == ["k1", "k2"]
+    assert [key.get_secret_value() for key in s.api_keys] == ["k1", "k2"]
 
 
 def test_settings_reject_bad_values(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,13 +2,16 @@
 
 An entry read is leased to its consumer for `claim_idle_ms`; if it is not acked by then
 (the process died, or the batch failed), the next read hands it out again with its delivery
-count raised. The file survives restarts, so nothing accepted is lost.
+count raised, unless its consumer extends the lease. The file survives restarts and commits
+with `synchronous=FULL`, as the store does, so nothing accepted is lost, power loss included.
+An entry that is not a job is dead-lettered when it is read, alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import threading
 import time
@@ -17,7 +20,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from connections.sqlite import write_transaction
-from service.ingest.queue import Delivery, IngestJob, QueueUnavailable
+from service.ingest.queue import (
+    MALFORMED_DOC_ID,
+    Delivery,
+    IngestJob,
+    MalformedEntry,
+    QueueUnavailable,
+)
 
 T = TypeVar("T")
 
@@ -36,7 +45,7 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     doc_id TEXT NOT NULL,
     deliveries INTEGER NOT NULL,
     error TEXT NOT NULL,
-    job BLOB NOT NULL,
+    job BLOB NOT NULL, -- {"doc_id", "text_hash"} as JSON: never the text
     at REAL NOT NULL
 );
 """
@@ -52,7 +61,8 @@ class EmbeddedQueue:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        # FULL, as the store: an acknowledged enqueue survives power loss, like its record.
+        self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
         self._wakeup = asyncio.Event()  # set by enqueue in this process
 
@@ -75,6 +85,31 @@ class EmbeddedQueue:
         self._wakeup.set()
         return str(entry_id)
 
+    async def is_pending(self, entry_id: str) -> bool:
+        if not entry_id.isdigit():
+            return False
+        row = await self._run(
+            lambda db: db.execute("SELECT 1 FROM entries WHERE id = ?", (int(entry_id),)).fetchone()
+        )
+        return row is not None
+
+    async def extend(self, consumer: str, entry_ids: Sequence[str]) -> None:
+        until = time.time() + self.claim_idle_s
+        rows = [(until, int(e), consumer) for e in entry_ids]
+        await self._run(
+            lambda db: db.executemany(
+                "UPDATE entries SET lease_until = ? WHERE id = ? AND consumer = ?", rows
+            )
+        )
+
+    async def backlog(self) -> tuple[int, int]:
+        row = await self._run(
+            lambda db: db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(length(job)), 0) FROM entries"
+            ).fetchone()
+        )
+        return int(row[0]), int(row[1])
+
     def _lease(self, db: sqlite3.Connection, consumer: str, count: int) -> list[Delivery]:
         now = time.time()
         with write_transaction(db):  # one reader at a time, across processes too
@@ -88,7 +123,27 @@ class EmbeddedQueue:
                 "WHERE id = ?",
                 [(now + self.claim_idle_s, consumer, row[0]) for row in rows],
             )
-        return [Delivery(str(rid), IngestJob.from_json(job), int(n) + 1) for rid, job, n in rows]
+            deliveries = []
+            for rid, job, n in rows:
+                try:
+                    deliveries.append(Delivery(str(rid), IngestJob.from_json(job), int(n) + 1))
+                except MalformedEntry as exc:  # dead-lettered alone; the others go on
+                    self._bury(db, str(rid), MALFORMED_DOC_ID, "", int(n) + 1, str(exc))
+        return deliveries
+
+    @staticmethod
+    def _bury(
+        db: sqlite3.Connection, entry_id: str, doc_id: str, text_hash: str, deliveries: int,
+        error: str,
+    ) -> None:  # fmt: skip
+        """Moves an entry to the dead letters (inside the caller's transaction)."""
+        letter = json.dumps({"doc_id": doc_id, "text_hash": text_hash}).encode()
+        db.execute(
+            "INSERT INTO dead_letters (entry_id, doc_id, deliveries, error, job, at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (entry_id, doc_id, deliveries, error, letter, time.time()),
+        )
+        db.execute("DELETE FROM entries WHERE id = ?", (int(entry_id),))
 
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
         deadline = time.monotonic() + block_ms / 1000.0
@@ -106,33 +161,29 @@ class EmbeddedQueue:
         await self._run(lambda db: db.executemany("DELETE FROM entries WHERE id = ?", ids))
 
     async def dead_letter(self, delivery: Delivery, error: str) -> None:
+        job = delivery.job
+
         def move(db: sqlite3.Connection) -> None:
             with write_transaction(db):
-                db.execute(
-                    "INSERT INTO dead_letters (entry_id, doc_id, deliveries, error, job, at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        delivery.entry_id,
-                        delivery.job.doc_id,
-                        delivery.deliveries,
-                        error,
-                        delivery.job.to_json(),
-                        time.time(),
-                    ),
+                self._bury(
+                    db, delivery.entry_id, job.doc_id, job.text_hash, delivery.deliveries, error
                 )
-                db.execute("DELETE FROM entries WHERE id = ?", (int(delivery.entry_id),))
 
         await self._run(move)
 
     async def dead_letters(self, count: int = 100) -> list[dict[str, Any]]:
         rows = await self._run(
             lambda db: db.execute(
-                "SELECT entry_id, doc_id, deliveries, error FROM dead_letters ORDER BY id LIMIT ?",
+                "SELECT entry_id, doc_id, deliveries, error, job FROM dead_letters "
+                "ORDER BY id LIMIT ?",
                 (count,),
             ).fetchall()
         )
-        keys = ("entry_id", "doc_id", "deliveries", "error")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [
+            {"entry_id": entry_id, "doc_id": doc_id, "text_hash": _letter_hash(job),
+             "deliveries": deliveries, "error": error}
+            for entry_id, doc_id, deliveries, error, job in rows
+        ]  # fmt: skip
 
     async def depth(self) -> int:
         row = await self._run(lambda db: db.execute("SELECT COUNT(*) FROM entries").fetchone())
@@ -141,3 +192,10 @@ class EmbeddedQueue:
     async def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _letter_hash(job: bytes) -> str:
+    # Letters written before they stopped keeping the text held the whole job; both have it.
+    with contextlib.suppress(ValueError, AttributeError, TypeError):
+        return str(json.loads(job).get("text_hash", ""))
+    return ""

@@ -2,9 +2,14 @@
 
     enqueue      XADD <prefix>:ingest * job <json>
     read         XAUTOCLAIM (every claim interval: entries idle longer than claim_idle_ms,
-                 from consumers that died or batches that failed), else XREADGROUP >
+                 from consumers that died or batches that failed), else XREADGROUP >;
+                 an entry that is not a job is dead-lettered there and then, alone
+    extend       XCLAIM <ids> JUSTID with min-idle 0: the heartbeat of a long batch
     ack          XACK + XDEL (the stream only holds work not yet done)
-    dead_letter  XADD <prefix>:ingest:dead, then XACK + XDEL
+    is_pending   XRANGE <id> <id>: acked entries are deleted, so present means pending
+    dead_letter  XADD <prefix>:ingest:dead (id, hash, error; not the text), then XACK + XDEL
+    cleanup      every claim interval, consumers idle longer than consumer_idle_ms with
+                 nothing pending leave the group (one script: never one with entries)
 
 Every call is bounded by `timeout_s` and any Redis failure becomes QueueUnavailable (503), so a
 Redis outage never hangs a request; the client reconnects by itself once Redis is back.
@@ -20,12 +25,33 @@ from typing import Any, TypeVar
 from redis.exceptions import RedisError, ResponseError
 
 from connections.redis_client import RedisClient, redis_client
-from service.ingest.queue import Delivery, IngestJob, QueueUnavailable
+from service.ingest.queue import (
+    MALFORMED_DOC_ID,
+    Delivery,
+    IngestJob,
+    MalformedEntry,
+    QueueUnavailable,
+)
 
 T = TypeVar("T")
 
 GROUP = "workers"
 DEAD_LETTER_MAXLEN = 100_000
+
+# KEYS: the stream. ARGV: group, idle limit in ms, the calling consumer (kept).
+# Atomic: a consumer is checked and removed in one step, so one that just took entries stays.
+_REMOVE_IDLE_CONSUMERS = """
+local removed = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local f = {}
+  for i = 1, #c, 2 do f[c[i]] = c[i + 1] end
+  if f['pending'] == 0 and f['idle'] > tonumber(ARGV[2]) and f['name'] ~= ARGV[3] then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
+    removed = removed + 1
+  end
+end
+return removed
+"""
 
 
 def _text(value: bytes | str) -> str:
@@ -40,17 +66,20 @@ class RedisStreamQueue:
         key_prefix: str,
         timeout_s: float,
         claim_idle_ms: int,
+        consumer_idle_ms: int = 3_600_000,
     ) -> None:
         self.stream = f"{key_prefix}:ingest"
         self.dead_stream = f"{key_prefix}:ingest:dead"
         self.timeout_s = timeout_s
         self.claim_idle_ms = claim_idle_ms
+        self.consumer_idle_ms = consumer_idle_ms
         self._url = url
         # Every call is also bounded by timeout_s (see _call), whatever redis-py retries.
         self._client = self._connect(timeout_s)
         self._blocking: RedisClient | None = None  # for XREADGROUP BLOCK, made on first read
         self._group_ready = False
         self._next_claim = 0.0
+        self._remove_idle = self._client.register_script(_REMOVE_IDLE_CONSUMERS)
 
     def _connect(self, socket_timeout: float) -> RedisClient:
         # The store's client: the same URLs (Redis Cluster too) and binary values.
@@ -68,6 +97,41 @@ class RedisStreamQueue:
     async def enqueue(self, job: IngestJob) -> str:
         entry_id = await self._call(lambda: self._client.xadd(self.stream, {b"job": job.to_json()}))
         return _text(entry_id)
+
+    async def is_pending(self, entry_id: str) -> bool:
+        reply: Any = await self._call(
+            lambda: self._client.xrange(self.stream, min=entry_id, max=entry_id, count=1)
+        )
+        return bool(reply)
+
+    async def extend(self, consumer: str, entry_ids: Sequence[str]) -> None:
+        if not entry_ids:
+            return
+        await self._call(
+            lambda: self._client.xclaim(
+                self.stream, GROUP, consumer, 0, list(entry_ids), justid=True
+            )
+        )
+
+    async def backlog(self) -> tuple[int, int]:
+        async def both() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            pipe.xlen(self.stream)
+            # An estimate from a few sampled entries: exact would read the whole stream.
+            pipe.memory_usage(self.stream, samples=5)
+            return await pipe.execute()
+
+        depth, used = await self._call(both)
+        return int(depth), int(used or 0)
+
+    async def remove_idle_consumers(self, consumer: str) -> int:
+        """Consumers idle longer than consumer_idle_ms with nothing pending leave the group."""
+        removed: Any = await self._call(
+            lambda: self._remove_idle(
+                keys=[self.stream], args=[GROUP, self.consumer_idle_ms, consumer]
+            )
+        )
+        return int(removed)
 
     async def _ensure_group(self) -> None:
         if self._group_ready:
@@ -97,6 +161,7 @@ class RedisStreamQueue:
         now = time.monotonic()
         if now >= self._next_claim:
             self._next_claim = now + self.claim_idle_ms / 2000.0
+            await self.remove_idle_consumers(consumer)
             claimed = await self._reclaim(consumer, count)
             if claimed:
                 return claimed
@@ -110,10 +175,19 @@ class RedisStreamQueue:
             ),
             timeout_s=self.timeout_s + block_ms / 1000.0,
         )
+        entries = [(eid, fields, 1) for _stream, batch in reply or [] for eid, fields in batch]
+        return await self._deliveries(entries)
+
+    async def _deliveries(self, entries: list[tuple[Any, Any, int]]) -> list[Delivery]:
+        """Each entry parsed alone; one that is not a job goes to the dead letters at once."""
         deliveries: list[Delivery] = []
-        for _stream, entries in reply or []:
-            for entry_id, fields in entries:
-                deliveries.append(Delivery(_text(entry_id), IngestJob.from_json(fields[b"job"]), 1))
+        for eid, fields, times in entries:
+            try:
+                job = IngestJob.from_json(fields.get(b"job", b""))
+            except MalformedEntry as exc:
+                await self._bury(_text(eid), MALFORMED_DOC_ID, "", times, str(exc))
+                continue
+            deliveries.append(Delivery(_text(eid), job, times))
         return deliveries
 
     async def _reclaim(self, consumer: str, count: int) -> list[Delivery]:
@@ -133,11 +207,11 @@ class RedisStreamQueue:
             return await pipe.execute()
 
         pending = await self._call(delivery_counts)
-        deliveries = []
-        for (eid, fields), info in zip(entries, pending, strict=True):
-            times = int(info[0]["times_delivered"]) if info else 1
-            deliveries.append(Delivery(_text(eid), IngestJob.from_json(fields[b"job"]), times))
-        return deliveries
+        counted = [
+            (eid, fields, int(info[0]["times_delivered"]) if info else 1)
+            for (eid, fields), info in zip(entries, pending, strict=True)
+        ]
+        return await self._deliveries(counted)
 
     async def ack(self, entry_ids: Sequence[str]) -> None:
         if not entry_ids:
@@ -152,12 +226,18 @@ class RedisStreamQueue:
         await self._call(ack_and_delete)
 
     async def dead_letter(self, delivery: Delivery, error: str) -> None:
+        job = delivery.job
+        await self._bury(delivery.entry_id, job.doc_id, job.text_hash, delivery.deliveries, error)
+
+    async def _bury(
+        self, entry_id: str, doc_id: str, text_hash: str, deliveries: int, error: str
+    ) -> None:
         letter: dict[Any, Any] = {
-            b"entry_id": delivery.entry_id,
-            b"doc_id": delivery.job.doc_id,
-            b"deliveries": delivery.deliveries,
+            b"entry_id": entry_id,
+            b"doc_id": doc_id,
+            b"text_hash": text_hash,
+            b"deliveries": deliveries,
             b"error": error,
-            b"job": delivery.job.to_json(),
         }
         # Two steps, not one transaction: on a Redis Cluster the two streams may live in
         # different slots. A crash between them leaves the entry pending, so it is dead-lettered
@@ -165,10 +245,11 @@ class RedisStreamQueue:
         await self._call(
             lambda: self._client.xadd(self.dead_stream, letter, maxlen=DEAD_LETTER_MAXLEN)
         )
-        await self.ack([delivery.entry_id])
+        await self.ack([entry_id])
 
     async def dead_letters(self, count: int = 100) -> list[dict[str, Any]]:
-        """The oldest dead letters: entry_id, doc_id, deliveries, error (as the SQLite queue)."""
+        """The oldest dead letters: entry_id, doc_id, text_hash, deliveries, error (as the
+        SQLite queue)."""
         reply: Any = await self._call(lambda: self._client.xrange(self.dead_stream, count=count))
         letters = []
         for _eid, fields in reply:
@@ -177,6 +258,7 @@ class RedisStreamQueue:
                 {
                     "entry_id": raw["entry_id"],
                     "doc_id": raw["doc_id"],
+                    "text_hash": raw.get("text_hash", ""),
                     "deliveries": int(raw["deliveries"]),
                     "error": raw["error"],
                 }

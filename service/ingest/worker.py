@@ -9,7 +9,14 @@ document with `expect_text_hash` so a late or repeated write never clobbers newe
 A document that fails stays un-acked and is delivered again after `ingest_claim_idle_ms`;
 on its `ingest_max_deliveries`-th failure (or when it arrives more often than that, from a
 consumer that kept dying on it) it goes to the dead letters and the document becomes
-`failed` with the error. Text that cannot be indexed at all fails at once.
+`failed` with the error. Text that cannot be indexed at all fails at once. While a batch is
+in hand its lease is renewed every third of `ingest_claim_idle_ms` (a heartbeat), so a long
+batch is not handed to another worker while it still runs.
+
+A job whose `replaces` hash the record still holds is a re-index enqueued before its record
+was marked queued: it is indexed, written over that hash. Every `ingest_sweep_after_ms / 2`
+the worker sweeps records `queued` for longer than `ingest_sweep_after_ms` whose queue entry
+is gone (an enqueue that failed, and no retry came): they become `failed`, "post it again".
 """
 
 from __future__ import annotations
@@ -29,14 +36,14 @@ from encoder.anonymise import AnonymisedText
 from encoder.state import DocumentState
 from service.backends import open_queue, open_settings_store
 from service.indexing import is_current
-from service.ingest.queue import Delivery, IngestQueue, QueueUnavailable
+from service.ingest.queue import Delivery, IngestJob, IngestQueue, QueueUnavailable
 from service.metrics import Metrics
 from service.readers import LoadedModel, load_models
 from service.settings import Settings
 from service.texts import anonymise, candidates_not_found, entity_budget
-from store.base import DocumentStore
+from store.base import DocumentStore, readable_records
 from store.errors import StoreError
-from store.record import DocumentRecord, Status
+from store.record import DocumentRecord, Status, now
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +51,8 @@ log = logging.getLogger(__name__)
 # at most about half of a group's work.
 GROUP_LENGTH_RATIO = 2.0
 RETRY_PAUSE_S = 0.5
+LOST_ENTRY_ERROR = "its queue entry was lost (the enqueue failed or timed out); post it again"
+SWEEP_LIMIT = 1000  # records looked at per sweep
 
 
 def default_consumer_name() -> str:
@@ -56,6 +65,7 @@ class _Doc:
     anon: AnonymisedText
     candidates_not_found: list[str]
     created_at: float
+    expect_hash: str  # the text hash the record holds: the write goes over it only
 
 
 def length_groups(lengths: Sequence[int], max_group: int) -> list[list[int]]:
@@ -72,6 +82,19 @@ def length_groups(lengths: Sequence[int], max_group: int) -> list[list[int]]:
         else:
             groups.append([i])
     return groups
+
+
+def write_over(meta: DocumentRecord | None, job: IngestJob) -> str | None:
+    """The text hash the job's state may be written over: the job's own (the record is
+    queued for this text), or the hash it `replaces` (the API enqueues a re-index of an
+    indexed document before it marks the record queued); None: the job is stale."""
+    if meta is None:
+        return None  # deleted since (or a record never written: nothing asked for it)
+    if meta.text_hash == job.text_hash:
+        return job.text_hash
+    if job.replaces is not None and meta.text_hash == job.replaces:
+        return job.replaces if meta.status == Status.INDEXED else None
+    return None
 
 
 def encode_group(
@@ -100,6 +123,7 @@ class IngestWorker:
         self.models = dict(models)
         self.metrics = metrics
         self.consumer = consumer or settings.consumer_name or default_consumer_name()
+        self._next_sweep = time.monotonic() + settings.ingest_sweep_after_ms / 2000.0
 
     async def run(self, stop: asyncio.Event) -> None:
         """Reads and processes batches until `stop` is set; the batch in hand is finished."""
@@ -111,6 +135,9 @@ class IngestWorker:
                 )
                 if deliveries:
                     await self.process(deliveries)
+                if time.monotonic() >= self._next_sweep:
+                    self._next_sweep = time.monotonic() + self.settings.ingest_sweep_after_ms / 2000
+                    await self.sweep()
             except (QueueUnavailable, StoreError) as exc:
                 # The queue or the store is down: wait, then try again; nothing is lost,
                 # un-acked entries are delivered again.
@@ -128,7 +155,51 @@ class IngestWorker:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), RETRY_PAUSE_S)
 
+    async def sweep(self) -> int:
+        """Fails records queued longer than `ingest_sweep_after_ms` whose queue entry is gone
+        (the text lived only in the entry: a client must post it again); how many."""
+        before = now() - self.settings.ingest_sweep_after_ms / 1000.0
+        failed = 0
+        for record in await self.store.queued(before, SWEEP_LIMIT):
+            if record.entry_id is not None and await self.queue.is_pending(record.entry_id):
+                continue  # a long backlog, not a lost entry
+            lost = DocumentRecord(
+                id=record.id, text_hash=record.text_hash, status=Status.FAILED,
+                error=LOST_ENTRY_ERROR, created_at=record.created_at,
+            )  # fmt: skip
+            if await self.store.put(
+                lost, expect_text_hash=record.text_hash, expect_status=Status.QUEUED
+            ):
+                failed += 1
+                log.warning("document %s: %s", record.id, LOST_ENTRY_ERROR)
+        return failed
+
     async def process(self, deliveries: Sequence[Delivery]) -> None:
+        """Indexes a batch, renewing its lease (a heartbeat) until it is done."""
+        done = asyncio.Event()
+        heartbeat = asyncio.create_task(self._heartbeat([d.entry_id for d in deliveries], done))
+        try:
+            await self._process(deliveries)
+        finally:
+            # Stopped by the event, not by cancel(): a cancellation that lands inside a Redis
+            # call can come out as a connection error, which the beat would take for a failed
+            # extension and carry on. Each beat is bounded (redis_timeout_s), so this ends.
+            done.set()
+            await heartbeat
+
+    async def _heartbeat(self, entry_ids: list[str], done: asyncio.Event) -> None:
+        interval = self.settings.ingest_claim_idle_ms / 3000.0
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), interval)
+            if done.is_set():
+                return
+            try:
+                await self.queue.extend(self.consumer, entry_ids)
+            except QueueUnavailable as exc:  # the next beat tries again
+                log.warning("worker %s: lease not extended: %s", self.consumer, exc)
+
+    async def _process(self, deliveries: Sequence[Delivery]) -> None:
         limit = self.settings.ingest_max_deliveries
         done: list[str] = []
         live: list[Delivery] = []
@@ -137,15 +208,21 @@ class IngestWorker:
                 await self._give_up(d, f"gave up after {d.deliveries - 1} failed deliveries")
             else:
                 live.append(d)
-        metas = await self.store.get_many([d.job.doc_id for d in live], modes=())
-        todo: list[tuple[Delivery, float]] = []
+        # An unreadable record counts as absent: its entry is stale, a new POST rewrites it.
+        metas = await readable_records(self.store, [d.job.doc_id for d in live])
+        todo: list[tuple[Delivery, DocumentRecord, str]] = []
         for d, meta in zip(live, metas, strict=True):
-            if meta is None or meta.text_hash != d.job.text_hash:
+            expect = write_over(meta, d.job)
+            if meta is None or expect is None:
                 done.append(d.entry_id)  # deleted or re-posted since: this entry is stale
-            elif meta.status == Status.INDEXED and is_current(meta, self.models):
+            elif (
+                expect == d.job.text_hash
+                and meta.status == Status.INDEXED
+                and is_current(meta, self.models)
+            ):
                 done.append(d.entry_id)  # a redelivery after the write
             else:
-                todo.append((d, meta.created_at))
+                todo.append((d, meta, expect))
         # Tokenizing a long text takes a while: off the event loop, which may be serving.
         prepared = await asyncio.to_thread(self._prepare, todo)
         docs: list[_Doc] = []
@@ -161,15 +238,23 @@ class IngestWorker:
                 done += await self._index_group([docs[i] for i in group])
         await self.queue.ack(done)
 
-    def _prepare(self, todo: list[tuple[Delivery, float]]) -> list[_Doc | tuple[Delivery, str]]:
+    def _prepare(
+        self, todo: list[tuple[Delivery, DocumentRecord, str]]
+    ) -> list[_Doc | tuple[Delivery, str]]:
         out: list[_Doc | tuple[Delivery, str]] = []
-        for d, created_at in todo:
+        limit = self.settings.max_document_tokens
+        for d, meta, expect in todo:
             try:
                 anon = anonymise(self.models, d.job.text, d.job.candidates)
             except ValueError as exc:
                 out.append((d, str(exc)))
                 continue
-            out.append(_Doc(d, anon, candidates_not_found(d.job.candidates, anon), created_at))
+            if len(anon.tokens) > limit:
+                out.append((d, f"{len(anon.tokens)} tokens; max_document_tokens is {limit}"))
+                continue
+            out.append(
+                _Doc(d, anon, candidates_not_found(d.job.candidates, anon), meta.created_at, expect)
+            )
         return out
 
     async def _index_group(self, group: list[_Doc]) -> list[str]:
@@ -202,7 +287,11 @@ class IngestWorker:
                 created_at=doc.created_at,
                 states={mode: states[mode][i] for mode in self.models},
             )
-            written = await self.store.put(record, expect_text_hash=job.text_hash)
+            written = await self.store.put(record, expect_text_hash=doc.expect_hash)
+            if not written and doc.expect_hash != job.text_hash:
+                # The API marked the record queued for this text meanwhile (its write raced
+                # ours): write over that instead.
+                written = await self.store.put(record, expect_text_hash=job.text_hash)
             if written and self.metrics is not None:
                 self.metrics.documents_indexed.inc()
             done.append(doc.delivery.entry_id)
@@ -227,7 +316,7 @@ class IngestWorker:
 
     async def _give_up(self, delivery: Delivery, error: str) -> None:
         job = delivery.job
-        meta = await self.store.get(job.doc_id, modes=())
+        [meta] = await readable_records(self.store, [job.doc_id])
         if meta is not None and meta.text_hash == job.text_hash:
             failed = DocumentRecord(
                 id=job.doc_id,

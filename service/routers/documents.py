@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from service import indexing
 from service.auth import require_api_key
@@ -30,11 +30,10 @@ router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[Depends(requi
     response_model=DocumentsAccepted,
     operation_id="index_documents",
     summary="Index one document or a batch",
-    responses=error_responses(400, 401, 413, 422, 503),
+    responses=error_responses(400, 401, 408, 413, 422, 429, 503),
 )
 async def index_documents(
     body: DocumentIn | DocumentBatchIn,
-    request: Request,
     settings: SettingsDep,
     store: StoreDep,
     queue: QueueDep,
@@ -47,14 +46,11 @@ async def index_documents(
     its text. A document indexed by other models than this server's is indexed again.
     """
     documents = body.documents if isinstance(body, DocumentBatchIn) else [body]
-
-    def status_url(doc_id: str) -> str:
-        return str(request.url_for("get_document", doc_id=doc_id))
-
     # runtime.models, not ModelsDep: documents are accepted while the models still load.
     return await indexing.index_documents(
-        documents, settings, store, queue, runtime.models, status_url
-    )
+        documents, settings, store, queue, runtime.models, indexing.status_url(settings),
+        runtime.startup_error,
+    )  # fmt: skip
 
 
 @router.get(
@@ -116,12 +112,15 @@ async def delete_document(doc_id: DocumentIdPath, store: StoreDep) -> Response:
     response_model=DocumentInfo,
     operation_id="append_text",
     summary="Append text to an indexed document without re-reading it",
-    responses=error_responses(400, 401, 404, 409, 413, 422, 503),
+    responses=error_responses(400, 401, 404, 408, 409, 412, 413, 422, 503),
 )
 async def append_text(
     doc_id: DocumentIdPath, body: AppendIn, settings: SettingsDep, store: StoreDep,
     models: ModelsDep,
 ) -> DocumentInfo:  # fmt: skip
     """Continues every stored state with the new tokens (`extend`): the result equals
-    indexing the whole text at once, at the cost of the new text only."""
-    return await indexing.append_text(doc_id, body.text, settings, store, models)
+    indexing the whole text at once, at the cost of the new text only. With
+    `expected_text_hash`, a retry of an append that happened answers 412."""
+    return await indexing.append_text(
+        doc_id, body.text, settings, store, models, body.expected_text_hash
+    )

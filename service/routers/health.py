@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
@@ -15,11 +16,21 @@ from service.ingest.queue import QueueUnavailable
 from service.schemas import Health, Readiness
 from store.errors import StoreError
 
+log = logging.getLogger(__name__)
+
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz", response_model=Health, operation_id="healthz", summary="Liveness")
-async def healthz() -> Health:
+@router.get(
+    "/healthz",
+    response_model=Health,
+    operation_id="healthz",
+    summary="Liveness: 503 once loading the models has failed (restart the process)",
+    responses=error_responses(503),
+)
+async def healthz(runtime: RuntimeDep) -> Health | JSONResponse:
+    if runtime.startup_error is not None:
+        return error_response(503, "startup_failed", "loading the models failed; see the log")
     return Health(status="ok")
 
 
@@ -32,14 +43,16 @@ async def healthz() -> Health:
 )
 async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
     store_ok = False
-    problem = runtime.startup_error
+    problem = "loading the models failed; see the log" if runtime.startup_error else None
     if runtime.store is not None:
         try:
             async with asyncio.timeout(runtime.settings.redis_timeout_s):
                 await runtime.store.ping()
             store_ok = True
         except (StoreError, TimeoutError) as exc:
-            problem = problem or f"store: {exc or type(exc).__name__}"
+            # The cause (an address, a file path) goes to the log, not into the answer.
+            log.warning("readyz: store: %s", exc or type(exc).__name__)
+            problem = problem or "store unavailable"
     readiness = Readiness(
         status="ready" if store_ok and runtime.models else "not_ready",
         store=store_ok,

@@ -32,3 +32,5 @@ def test_a_short_soak_runs_without_errors(
     assert report["rss_start_bytes"] > 10 * 1024 * 1024  # a Python process with torch
     assert len(report["rss_samples"]) >= 2
     assert report["documents_created"] == report["documents_deleted"] > 0
+    # The appender's appends carry expected_text_hash: applied once, a retry refused (412).
+    assert report["appends"]["applied"] > 0 and report["appends"]["other"] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 
 import pytest
 import torch
@@ -123,6 +124,26 @@ async def test_queued_record_without_states(store: DocumentStore) -> None:
     got = await store.get("q")
     assert got is not None and got.status is Status.QUEUED and got.states == {}
     assert got.created_at > 1e9 and got.updated_at > 1e9  # 0.0 means "now"
+
+
+async def test_queued_lists_old_queued_records_only(store: DocumentStore) -> None:
+    await store.put(DocumentRecord(id="q-1", text_hash="a", status=Status.QUEUED))
+    await store.put(DocumentRecord(id="q-2", text_hash="b", status=Status.QUEUED))
+    await store.put(make_record("i-1", text_hash="c"))
+    later = time.time() + 60
+    assert sorted(r.id for r in await store.queued(later, 100)) == ["q-1", "q-2"]
+    assert len(await store.queued(later, 1)) == 1
+    assert await store.queued(time.time() - 60, 100) == []  # none queued that long
+
+
+async def test_expect_status_writes_only_over_that_status(store: DocumentStore) -> None:
+    queued = DocumentRecord(id="doc-s", text_hash="h", status=Status.QUEUED)
+    assert await store.put(queued)
+    with pytest.raises(ValueError):
+        await store.put(queued, expect_status=Status.QUEUED)  # needs the hash too
+    assert not await store.put(queued, expect_text_hash="h", expect_status=Status.INDEXED)
+    assert await store.put(queued, expect_text_hash="h", expect_status=Status.QUEUED)
+    assert not await store.put(queued, expect_text_hash="other", expect_status=Status.QUEUED)
 
 
 async def test_expect_text_hash_guards_against_late_writes(store: DocumentStore) -> None:
