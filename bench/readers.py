@@ -9,6 +9,7 @@ and said so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,3 +96,33 @@ def markdown(rows: Sequence[Row], modes: Sequence[str] = MODES) -> str:
 
 def as_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
     return [r.__dict__ for r in rows]
+
+
+def write_index(checkpoint_dir: Path, rows: Sequence[Row], main_set: str = "para-200/test") -> Path:
+    """`<checkpoint_dir>/index.json`: per mode its file, model id, size, best epoch,
+    validation accuracy, and the test accuracies of `rows` (`test_accuracy`: on main_set)."""
+    from encoder.checkpoint import load_checkpoint
+
+    modes = {}
+    for path in sorted(checkpoint_dir.glob("*.pt")):
+        ckpt = load_checkpoint(path)
+        mode = ckpt.model.config.mode
+        tests = {r.data: round(r.accuracy[mode], 4) for r in rows if mode in r.accuracy}
+        modes[mode] = {
+            "file": path.name,
+            "model_id": ckpt.model_id,
+            "bytes": path.stat().st_size,
+            "epoch": ckpt.meta.get("epoch"),
+            "stage": ckpt.meta.get("stage"),
+            "validation_accuracy": round(float(ckpt.meta.get("validation_accuracy", 0.0)), 4),
+            "test_accuracy": tests.get(main_set),
+            "test": tests,
+        }
+    index = {
+        "task": f"entity cloze, staged recipe (encoder/recipes/reader.json); test_accuracy is "
+        f"{main_set}; see RESULTS.md",
+        "modes": modes,
+    }
+    out = checkpoint_dir / "index.json"
+    out.write_text(json.dumps(index, indent=2) + "\n")
+    return out

@@ -29,7 +29,7 @@ def _ints(text: str) -> list[int]:
 
 
 def _readers(args: argparse.Namespace, settings: Settings) -> int:
-    from bench.readers import as_json, evaluate_readers, markdown
+    from bench.readers import as_json, evaluate_readers, markdown, write_index
     from encoder.checkpoint import CHECKPOINT_DIR
 
     def log(line: str) -> None:
@@ -47,6 +47,8 @@ def _readers(args: argparse.Namespace, settings: Settings) -> int:
         print(f"no built sets or checkpoints found ({CORPUS_HINT})", file=sys.stderr)
         return 1
     print(json.dumps(as_json(rows)) if args.json else markdown(rows, args.modes))
+    if args.write_index:
+        log(f"wrote {write_index(args.checkpoint_dir or CHECKPOINT_DIR, rows)}")
     return 0
 
 
@@ -150,6 +152,9 @@ def register(sub: Any) -> None:
     s.add_argument("--data", type=Path, default=Path("data"), help="the built sets' folder")
     s.add_argument("--modes", type=parse_modes, default=list(MODES))
     s.add_argument("--max-questions", type=int, default=None, help="the first N of each set")
+    s.add_argument(
+        "--write-index", action="store_true", help="write <checkpoint-dir>/index.json too"
+    )
     s.set_defaults(handler=_readers)
 
     s = bench_sub.add_parser("store", help="state bytes per document; get/put latency")

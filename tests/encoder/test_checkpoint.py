@@ -104,17 +104,17 @@ def test_shipped_checkpoints_load(mode: Mode) -> None:
     assert len(ckpt.vocab) == ckpt.model.config.vocab_size
     assert ckpt.vocab.max_entities == ckpt.model.config.max_entities
     assert 0.0 < ckpt.meta["validation_accuracy"] <= 1.0
-    assert ckpt.meta["data"]["options"]["query_tokens_before"] > 0
+    assert ckpt.query_window is not None and ckpt.query_window[0] > 0
 
 
 def test_shipped_linear_reader_reads_the_built_test_set() -> None:
     from encoder.data.questions import read_questions
     from encoder.train import accuracy, encode_questions
 
-    test_file = Path("data/cloze/test.jsonl")
+    test_file = Path("data/para-200/test.jsonl")
     if not test_file.is_file():
-        pytest.skip("run `cheapqa data build` first")
+        pytest.skip("run `cheapqa data build --task para --window-tokens 200` first")
     questions = [q for _, q in zip(range(200), read_questions(test_file), strict=False)]
     ckpt = load_checkpoint(default_checkpoint_path("linear"))
-    # RESULTS.md reports 0.97 on the whole test set; the most-frequent baseline is 0.31.
-    assert accuracy(ckpt.model, encode_questions(questions, ckpt.vocab)) > 0.85
+    # RESULTS.md reports 0.82 on the whole test set; the bag-of-words baseline is 0.58.
+    assert accuracy(ckpt.model, encode_questions(questions, ckpt.vocab)) > 0.7
