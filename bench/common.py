@@ -14,7 +14,7 @@ from typing import Any
 from encoder.modes import MODES, Mode
 
 # Real text for the benches: the training split `cheapqa data build` writes.
-DEFAULT_DATA = Path("data/cloze/train.jsonl")
+DEFAULT_DATA = Path("data/para-200/train.jsonl")  # what `cheapqa data build` makes by default
 
 # The lookup bench's default: the attention modes first, the baseline last.
 DEFAULT_LOOKUP_MODES: tuple[Mode, ...] = (*(m for m in MODES if m != "none"), "none")

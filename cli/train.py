@@ -78,7 +78,10 @@ def register(sub: Any) -> None:
         "flags are then taken from it",
     )
     p.add_argument(
-        "--data", type=Path, default=Path("data/cloze"), help="folder with train/validation.jsonl"
+        "--data",
+        type=Path,
+        default=Path("data/para-200"),
+        help="folder with train/validation.jsonl",
     )
     p.add_argument("--out", type=Path, default=None, help="checkpoint path (runs/<mode>.pt)")
     p.add_argument("--epochs", type=int, default=8)

@@ -132,9 +132,9 @@ def test_paragraphs_drop_headings() -> None:
 
 
 def _built(split: str) -> Path:
-    path = Path("data/cloze") / f"{split}.jsonl"
+    path = Path("data/para-200") / f"{split}.jsonl"
     if not path.is_file():
-        pytest.skip("run `cheapqa data build` first")
+        pytest.skip("run `cheapqa data build` first (data/para-200)")
     return path
 
 
@@ -182,6 +182,7 @@ def test_data_build_command_on_the_unpacked_package(
         pytest.skip("run `cheapqa data build` first (it unpacks the package into data/cache)")
     out = tmp_path / "cloze"
     args = ["data", "build", "--source-dir", str(source), "--out", str(out), "--no-wiki"]
+    args += ["--task", "find"]  # para also fetches WordNet: tests/encoder/test_paraphrase.py
     assert main([*args, "--max-questions-per-window", "2"]) == 0
     printed = capsys.readouterr().out
     assert "random" in printed and "frequent" in printed
