@@ -11,14 +11,12 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder.data.sources import SourceError
+from encoder.data.sources import SourceError, fetch_debian_package
 from encoder.text import PLACEHOLDER
 
 WORDNET_PACKAGE = "wordnet-base"
@@ -72,38 +70,9 @@ def fetch_wordnet(cache_dir: Path) -> Path:
     downloaded and unpacked into cache_dir (once)."""
     if _has_wordnet(SYSTEM_WORDNET):
         return SYSTEM_WORDNET
-    unpacked = cache_dir / WORDNET_PACKAGE
-    folder = unpacked / "usr" / "share" / "wordnet"
-    if _has_wordnet(folder):
-        return folder
-    for tool in ("apt-get", "dpkg-deb"):
-        if shutil.which(tool) is None:
-            raise SourceError(
-                f"`{tool}` is not available, so {WORDNET_PACKAGE} cannot be fetched here. "
-                f"On another Debian/Ubuntu machine run `apt-get download {WORDNET_PACKAGE}` and "
-                f"`dpkg-deb -x <file>.deb {unpacked}`, or install it (`apt-get install "
-                f"{WORDNET_PACKAGE}`)."
-            )
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for old in cache_dir.glob(f"{WORDNET_PACKAGE}_*.deb"):
-        old.unlink()
-    run = subprocess.run(
-        ["apt-get", "download", WORDNET_PACKAGE],
-        cwd=cache_dir,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    debs = sorted(cache_dir.glob(f"{WORDNET_PACKAGE}_*.deb"))
-    if run.returncode != 0 or not debs:
-        raise SourceError(
-            f"`apt-get download {WORDNET_PACKAGE}` failed ({run.returncode}): "
-            f"{run.stderr.strip()[-500:]}\nIs a Debian archive with it in the apt sources "
-            "(run `apt-get update`)?"
-        )
-    subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(unpacked)], check=True)
+    folder = fetch_debian_package(WORDNET_PACKAGE, cache_dir) / "usr" / "share" / "wordnet"
     if not _has_wordnet(folder):
-        raise SourceError(f"{debs[-1]} holds no usr/share/wordnet/index.*; unexpected version?")
+        raise SourceError(f"{folder} holds no WordNet index.* / data.*; an unexpected version?")
     return folder
 
 
