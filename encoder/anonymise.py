@@ -14,8 +14,7 @@ from functools import lru_cache
 
 from encoder.entities import (
     Entity,
-    entity_aliases,
-    find_entities,
+    document_entities,
     is_common_word,
     name_key,
     surname_aliases,
@@ -134,7 +133,7 @@ def anonymise_document(
 ) -> AnonymisedText:
     """Tokenize `text` and replace entity mentions by `@entityN` markers.
 
-    candidates: the names to replace; None finds them with `encoder.entities.find_entities`
+    candidates: the names to replace; None finds them with the entity finder (`encoder.entities`)
     (the finder the data set was built with). A multi-word name's aliases (its surname alone,
     its acronym) take its marker too.
     known: an existing entity map (when text is appended to a document): its entities keep
@@ -146,8 +145,7 @@ def anonymise_document(
         raise ValueError(f"max_entities must be >= 1, got {max_entities}")
     if len(known) > max_entities:
         raise ValueError(f"{len(known)} known entities exceed max_entities={max_entities}")
-    found = find_entities(text) if candidates is None else entity_aliases(candidates, text)
-    known_entities = entity_aliases(known, text)
+    known_entities, found = document_entities(text, candidates, known)
     taken = {name_key(s) for e in known_entities for s in (e.name, *e.aliases)}
     fresh = [e for e in found if not any(name_key(s) in taken for s in (e.name, *e.aliases))]
     everyone = [*known_entities, *fresh]

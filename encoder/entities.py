@@ -371,15 +371,25 @@ def is_common_word(words: Sequence[str]) -> bool:
     return len(words) == 1 and (words[0] in _NOT_NAMES or words[0] in _CALENDAR)
 
 
+def _surname(name: str) -> str | None:
+    """The key of a multi-word name's last word, the alias it may go by alone; None for one
+    word, or an "X of Y" ("Musharraf" is Pervez Musharraf; "England" is not the Bank of
+    England)."""
+    words = name.split()
+    if len(words) < 2 or " of " in f" {name.lower()} ":
+        return None
+    return name_key(words[-1])
+
+
 def surname_aliases(names: Sequence[str]) -> dict[int, str]:
     """index -> last word, for multi-word names (not "X of Y") whose last word no other name
     ends in or is: how a question may name "Pervez Musharraf" as "Musharraf"."""
     keys = {name_key(n) for n in names}
     owners: dict[str, list[int]] = {}
     for i, name in enumerate(names):
-        words = name.split()
-        if len(words) > 1 and " of " not in f" {name.lower()} ":
-            owners.setdefault(name_key(words[-1]), []).append(i)
+        surname = _surname(name)
+        if surname is not None:
+            owners.setdefault(surname, []).append(i)
     return {
         idx[0]: names[idx[0]].split()[-1]
         for key, idx in owners.items()
@@ -499,9 +509,8 @@ def _alias_owners(multi: Sequence[str], keys: set[str]) -> dict[str, str]:
     claims: dict[str, set[str]] = {}
     for surface in multi:
         key = name_key(surface)
-        surname = name_key(surface.split()[-1])
-        # "Musharraf" is Pervez Musharraf; "England" is not the Bank of England.
-        if len(surname) > 1 and " of " not in f" {key} ":
+        surname = _surname(surface)
+        if surname is not None and len(surname) > 1:
             claims.setdefault(surname, set()).add(key)
         words = [w for w in surface.split() if w.lower() not in _CONNECTORS]
         initials = "".join(w[0] for w in words if w[0].isalpha()).lower()
@@ -517,8 +526,22 @@ def _alias_owners(multi: Sequence[str], keys: set[str]) -> dict[str, str]:
 def entity_aliases(names: Iterable[str], text: str) -> list[Entity]:
     """Entities for names a client gave: a multi-word name also answers to its last word or
     initials where `text` uses them alone as a name and no other given name claims them."""
+    return _with_aliases(names, _mentions(text))
+
+
+def document_entities(
+    text: str, candidates: Iterable[str] | None, known: Iterable[str]
+) -> tuple[list[Entity], list[Entity]]:
+    """(the known names with their aliases, the new entities: the finder's, or the given
+    candidates with their aliases), from one pass of the finder over `text`."""
+    mentions = _mentions(text)
+    found = _group(mentions, 1) if candidates is None else _with_aliases(candidates, mentions)
+    return _with_aliases(known, mentions), found
+
+
+def _with_aliases(names: Iterable[str], mentions: Sequence[tuple[int, str, bool]]) -> list[Entity]:
     names = list(dict.fromkeys(n.strip() for n in names if n.strip()))
-    alone = {name_key(surface): surface for _, surface, _ in _mentions(text) if " " not in surface}
+    alone = {name_key(surface): surface for _, surface, _ in mentions if " " not in surface}
     owners = _alias_owners(
         [n for n in names if " " in n], set(alone) - {name_key(n) for n in names}
     )

@@ -3,6 +3,8 @@ served entities of a kind it was not trained on."""
 
 from __future__ import annotations
 
+import pytest
+
 from encoder import entities
 from encoder.anonymise import anonymise_document
 from encoder.data.build import MIN_NAME_COUNT, _entities_of
@@ -35,16 +37,16 @@ def test_builder_and_service_take_the_same_names() -> None:
     assert built == frequent == ["Theresa May", "Pervez Musharraf"]
 
 
-def test_both_call_the_one_finder(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_both_call_the_one_finder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finder's pass over a text (`encoder.entities._mentions`) is what both run, once."""
     calls: list[str] = []
-    real = entities.find_entities
+    real = entities._mentions
 
-    def spy(text: str, **kw: int) -> list[entities.Entity]:
+    def spy(text: str) -> list[tuple[int, str, bool]]:
         calls.append(text)
-        return real(text, **kw)
+        return real(text)
 
-    monkeypatch.setattr("encoder.data.build.find_entities", spy)
-    monkeypatch.setattr("encoder.anonymise.find_entities", spy)
+    monkeypatch.setattr(entities, "_mentions", spy)
     _entities_of([NEWS])(NEWS)
     anonymise_document(NEWS.paragraphs[0], max_entities=8)
-    assert len(calls) == 2
+    assert calls == [" ".join(NEWS.paragraphs), NEWS.paragraphs[0]]
