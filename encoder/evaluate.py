@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from encoder.anonymise import anonymise_document, prepare_question
 from encoder.checkpoint import Checkpoint, load_checkpoint
-from encoder.data.questions import DataError, Question, baselines, question_from_json
+from encoder.data.questions import (
+    DataError,
+    Question,
+    baselines,
+    json_lines,
+    question_from_json,
+)
 from encoder.entities import name_key
 from encoder.text import entity_index, entity_marker
 from encoder.train import Progress, accuracy, encode_questions
@@ -53,7 +57,7 @@ def read_any_questions(
     E = ckpt.model.config.max_entities
     questions: list[Question] = []
     not_entities = 0
-    for lineno, raw in enumerate(_json_lines(path), 1):
+    for lineno, raw in json_lines(path):
         try:
             if entity_index(str(raw.get("answer", ""))) is not None:
                 q = question_from_json(raw)
@@ -83,23 +87,6 @@ def read_any_questions(
             )
         )
     return questions, not_entities
-
-
-def _json_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"no data file at {path}")
-    out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(f"{path}:{lineno}: {e}") from e
-            if not isinstance(item, dict):
-                raise DataError(f"{path}:{lineno}: not a JSON object")
-            out.append(item)
-    return out
 
 
 def evaluate(

@@ -60,8 +60,9 @@ def write_questions(path: str | os.PathLike[str], questions: Iterable[Question])
     return n
 
 
-def read_questions(path: str | os.PathLike[str]) -> Iterator[Question]:
-    """Read and check JSONL questions; a bad line raises DataError with its line number."""
+def json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL file; DataError naming the
+    line when it is not a JSON object."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"no data file at {path}")
@@ -70,10 +71,22 @@ def read_questions(path: str | os.PathLike[str]) -> Iterator[Question]:
             if not line.strip():
                 continue
             try:
-                q = question_from_json(json.loads(line))
-            except (json.JSONDecodeError, KeyError, TypeError, DataError) as e:
+                item = json.loads(line)
+            except json.JSONDecodeError as e:
                 raise DataError(f"{path}:{lineno}: {e}") from e
-            yield q
+            if not isinstance(item, dict):
+                raise DataError(f"{path}:{lineno}: not a JSON object")
+            yield lineno, item
+
+
+def read_questions(path: str | os.PathLike[str]) -> Iterator[Question]:
+    """Read and check JSONL questions; a bad line raises DataError with its line number."""
+    for lineno, raw in json_lines(path):
+        try:
+            q = question_from_json(raw)
+        except (KeyError, TypeError, DataError) as e:
+            raise DataError(f"{path}:{lineno}: {e}") from e
+        yield q
 
 
 def question_from_json(raw: dict[str, Any]) -> Question:
