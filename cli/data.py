@@ -35,7 +35,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     )
     out = args.out or Path("data") / f"{args.task}-{args.window_tokens}"
     summary = build_dataset(
-        out, sources, args.task, options, args.seed, paraphrasers, progress=_progress(args)
+        out, sources, args.task, options, args.seed, paraphrasers, progress=bar("texts")
     )
     print(f"wrote {out}/{{{','.join(summary['splits'])}}}.jsonl and meta.json")
     header = f"{'split':<11}{'questions':>10}{'doc tok':>9}{'cands':>7}"
@@ -50,11 +50,6 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         )
     print(f"done in {time.perf_counter() - started:.1f}s")
     return 0
-
-
-def _progress(args: argparse.Namespace) -> Any:
-    # A bar on a terminal only: logs of background runs stay readable.
-    return bar("texts")
 
 
 def register(sub: Any) -> None:

@@ -14,29 +14,35 @@ from service.settings import Settings
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from encoder.data.questions import DataError
     from encoder.recipe import RecipeError, load_recipe
-    from encoder.train import TrainOptions, train, train_recipe
+    from encoder.train import recipe_of, train_recipe
 
     out = args.out or Path("runs") / f"{args.mode}.pt"
-    if args.recipe is not None:
-        started = time.perf_counter()
-        try:
-            history = train_recipe(
-                load_recipe(args.recipe),
-                args.mode,
-                out,
-                log=lambda line: print(line, flush=True),
-                resume=args.resume,
-                threads=args.threads,
-            )
-        except (DataError, RecipeError) as e:
-            print(f"error: {e}")
-            return 1
-        print(
-            f"best validation accuracy {history.best_accuracy:.4f} at epoch "
-            f"{history.best_epoch}; checkpoint {out}; {time.perf_counter() - started:.0f}s"
+    started = time.perf_counter()
+    try:
+        # Without --recipe, the flags make a one-stage recipe over --data.
+        recipe = load_recipe(args.recipe) if args.recipe else recipe_of(_options(args, out))
+        history = train_recipe(
+            recipe,
+            args.mode,
+            out,
+            log=lambda line: print(line, flush=True),
+            resume=args.resume,
+            threads=args.threads,
         )
-        return 0
-    options = TrainOptions(
+    except (DataError, RecipeError) as e:
+        print(f"error: {e}")
+        return 1
+    print(
+        f"best validation accuracy {history.best_accuracy:.4f} at epoch {history.best_epoch}; "
+        f"checkpoint {out}; {time.perf_counter() - started:.0f}s"
+    )
+    return 0
+
+
+def _options(args: argparse.Namespace, out: Path) -> Any:
+    from encoder.train import TrainOptions
+
+    return TrainOptions(
         mode=args.mode,
         data_dir=args.data,
         out=out,
@@ -54,17 +60,6 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         resume=args.resume,
         threads=args.threads,
     )
-    started = time.perf_counter()
-    try:
-        history = train(options, log=lambda line: print(line, flush=True))
-    except DataError as e:
-        print(f"error: {e}")
-        return 1
-    print(
-        f"best validation accuracy {history.best_accuracy:.4f} at epoch {history.best_epoch}; "
-        f"checkpoint {out}; {time.perf_counter() - started:.0f}s"
-    )
-    return 0
 
 
 def register(sub: Any) -> None:
