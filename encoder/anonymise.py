@@ -23,6 +23,7 @@ from encoder.text import (
     PLACEHOLDER,
     cut_around_placeholder,
     entity_marker,
+    lower_all,
     raw_tokens,
     tokenize,
 )
@@ -91,7 +92,7 @@ class EntityMatcher:
         """(lower-cased token, None) for plain tokens, ("", owner) for a match (which may
         span several tokens)."""
         raw = raw_tokens(text)
-        lows = [t.lower() for t in raw]
+        lows = lower_all(raw)
         out: list[tuple[str, int | None]] = []
         pos = 0
         for start, n, owner in self._spans(raw, lows):
@@ -105,7 +106,7 @@ class EntityMatcher:
         """Lower-cased tokens with each match replaced by marker(owner): `mark`, flattened,
         without a pair per token (the question path calls this per question)."""
         raw = raw_tokens(text)
-        lows = [t.lower() for t in raw]
+        lows = lower_all(raw)
         spans = self._spans(raw, lows)
         if not spans:
             return lows

@@ -56,6 +56,13 @@ class Recipe:
     freeze_markers: bool = False  # marker embeddings stay fixed random vectors
     max_validation: int = 2000  # questions per validation set (the first N)
     max_train: int | None = None  # per data set, the first N questions (quick trials)
+    # A checkpoint to go on from ("{mode}" is filled in), e.g. the output of an earlier recipe:
+    # its vocabulary and weights are the start; the model shape must be the same (length_norm
+    # and dropout, which hold no weights, may differ).
+    init: str | None = None
+
+    def init_path(self, mode: str) -> Path | None:
+        return Path(self.init.format(mode=mode)) if self.init else None
 
     def data_dirs(self) -> list[Path]:
         return list(dict.fromkeys([p for s in self.stages for p, _ in s.data]))

@@ -18,12 +18,12 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from encoder.checkpoint import save_checkpoint
+from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.data.questions import Question, read_questions
 from encoder.model import Reader, pad_sequences
 from encoder.modes import Mode
-from encoder.recipe import ModelShape, Recipe, Stage, check_data
+from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data
 from encoder.text import entity_index, tokenize
 from encoder.vocab import Vocabulary
 
@@ -348,11 +348,16 @@ def train_recipe(
         p: list(read_questions(p / "validation.jsonl"))[: recipe.max_validation]
         for p in recipe.validation
     }
-    vocab = Vocabulary.build(
-        (tokenize(q.document) + tokenize(q.query) for qs in train_sets.values() for q in qs),
-        max_entities=recipe.model.max_entities,
-        max_size=recipe.vocab_size,
-        min_count=recipe.min_count,
+    start = _init_checkpoint(recipe, mode)
+    vocab = (
+        start.vocab
+        if start is not None
+        else Vocabulary.build(
+            (tokenize(q.document) + tokenize(q.query) for qs in train_sets.values() for q in qs),
+            max_entities=recipe.model.max_entities,
+            max_size=recipe.vocab_size,
+            min_count=recipe.min_count,
+        )
     )
     train_data = {p: encode_questions(qs, vocab) for p, qs in train_sets.items()}
     valid_data = {p: encode_questions(qs, vocab) for p, qs in valid_sets.items()}
@@ -370,9 +375,18 @@ def train_recipe(
         entity_offset=vocab.entity_offset,
     )
     model = Reader(config)
-    glove_words = _init_embeddings(
-        model, vocab, recipe.glove, recipe.entity_scale, torch.Generator().manual_seed(recipe.seed)
-    )
+    if start is not None:
+        _check_same_shape(start.model.config, config, recipe.init_path(mode))
+        model.load_state_dict(start.model.state_dict())
+        glove_words = int(start.meta.get("glove_words", 0))
+    else:
+        glove_words = _init_embeddings(
+            model,
+            vocab,
+            recipe.glove,
+            recipe.entity_scale,
+            torch.Generator().manual_seed(recipe.seed),
+        )
     embed_params = list(model.embedding.parameters())
     other_params = [p for n, p in model.named_parameters() if not n.startswith("embedding.")]
     groups: list[dict[str, Any]] = [{"params": other_params}]
@@ -420,6 +434,25 @@ def train_recipe(
         "glove_words": glove_words,
         "data": {str(p): data_meta(p) for p in [*recipe.data_dirs(), *recipe.validation]},
     }
+    if start is not None:  # what the starting weights were trained on, kept for the record
+        meta_base["init"] = {
+            "checkpoint": str(recipe.init_path(mode)),
+            "model_id": start.model_id,
+            **{k: start.meta[k] for k in ("recipe", "history", "data") if k in start.meta},
+        }
+
+    if start is not None and not history.epochs and pos == _Position():
+        # The starting weights are a candidate too (epoch 0): kept unless an epoch beats them.
+        accuracies = {str(p): accuracy(model, d) for p, d in valid_data.items()}
+        history.best_accuracy = sum(accuracies.values()) / max(1, len(accuracies))
+        meta = {**meta_base, "epoch": 0, "stage": "init", "history": []}
+        meta.update(validation_accuracy=history.best_accuracy, validation=accuracies)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        save_checkpoint(out, model, vocab, meta)
+        log(
+            f"epoch 0 ({recipe.init_path(mode)}): validation acc {history.best_accuracy:.4f} "
+            + " ".join(f"{Path(k).name}={v:.3f}" for k, v in accuracies.items())
+        )
 
     def save_resume() -> None:
         tmp = resume_path.with_name(resume_path.name + ".tmp")
@@ -521,6 +554,28 @@ def train_recipe(
         pos = _Position(stage=pos.stage + 1)
         save_resume()
     return history
+
+
+def _init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
+    path = recipe.init_path(mode)
+    if path is None:
+        return None
+    if not path.is_file():
+        raise RecipeError(f"the recipe starts from {path}, which does not exist")
+    start = load_checkpoint(path)
+    if start.model.config.mode != mode:
+        raise RecipeError(f"{path} holds a {start.model.config.mode} reader, not {mode}")
+    return start
+
+
+def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | None) -> None:
+    """Everything that shapes a weight must match; length_norm and dropout may change."""
+    keep = {"length_norm", "dropout"}
+    a = {k: v for k, v in asdict(start).items() if k not in keep}
+    b = {k: v for k, v in asdict(config).items() if k not in keep}
+    if a != b:
+        diff = ", ".join(f"{k} {a[k]!r} -> {b[k]!r}" for k in a if a[k] != b[k])
+        raise RecipeError(f"the recipe's model differs from {path}: {diff}")
 
 
 def _without_epochs(recipe: dict[str, Any]) -> dict[str, Any]:

@@ -59,17 +59,21 @@ def _texts_by_split(sources: Sources) -> dict[str, list[Text]]:
     return out
 
 
+def _book(name: str) -> str:
+    """A book's chapters share their names ("mobydick:chapter-12" -> "mobydick"); a Wikipedia
+    article ("wiki:Anarchism") is a text of its own, with its own names."""
+    return name if name.startswith("wiki:") else name.split(":", 1)[0]
+
+
 def _entities_of(texts: Iterable[Text]) -> Callable[[Text], list[Entity]]:
     """The finder run over a whole book once (names recur across chapters), cached per book."""
     texts = list(texts)
     cache: dict[str, list[Entity]] = {}
 
     def entities(text: Text) -> list[Entity]:
-        book = text.name.split(":", 1)[0]
+        book = _book(text.name)
         if book not in cache:
-            whole = " ".join(
-                p for t in texts if t.name.split(":", 1)[0] == book for p in t.paragraphs
-            )
+            whole = " ".join(p for t in texts if _book(t.name) == book for p in t.paragraphs)
             min_count = 1 if text.name.startswith("wiki:") else MIN_NAME_COUNT
             cache[book] = find_entities(whole, min_count=min_count)
         return cache[book]

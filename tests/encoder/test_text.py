@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from encoder.text import (
     PLACEHOLDER,
+    TOKEN_RE,
     cut_around_placeholder,
     entity_index,
     entity_marker,
+    lower_all,
+    raw_tokens,
     split_sentences,
     tokenize,
 )
@@ -59,3 +64,16 @@ def test_cut_around_placeholder() -> None:
     assert cut_around_placeholder(tokens, 10, 10) == tokens
     with pytest.raises(ValueError):
         cut_around_placeholder(["a"], 1, 1)
+
+
+def test_raw_tokens_are_the_regex_matches_on_any_text() -> None:
+    """The whitespace-chunk shortcut gives exactly TOKEN_RE.findall: odd whitespace (NBSP,
+    em space, \\x1c), combining marks, "_", dotted capital I, NUL, markers glued to words."""
+    alphabet = "ab_Z9 \t\n'@.,-é\u00a0\u2003\x1c\u0301İ²½\0"
+    rng = random.Random(7)
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        text += rng.choice(["", "@entity12", " @placeholder", "@entityx", "Emma's"])
+        tokens = raw_tokens(text)
+        assert tokens == TOKEN_RE.findall(text), repr(text)
+        assert lower_all(tokens) == [t.lower() for t in tokens], repr(text)

@@ -188,3 +188,40 @@ def test_a_recipe_stopped_mid_epoch_resumes_at_the_batch(
     for a, b in zip(straight.epochs, resumed.epochs, strict=True):
         assert b["train_loss"] == pytest.approx(a["train_loss"], rel=1e-5)
         assert b["validation_accuracy"] == pytest.approx(a["validation_accuracy"])
+
+
+def test_a_recipe_goes_on_from_an_earlier_checkpoint(data_dir: Path, tmp_path: Path) -> None:
+    """`init`: the earlier run's vocabulary and weights are the start (epoch 0, kept unless
+    an epoch beats it), a changed length_norm is allowed, a changed shape is refused."""
+    from dataclasses import replace
+
+    from encoder.recipe import RecipeError
+
+    first = _recipe(data_dir)
+    train_recipe(first, "linear", tmp_path / "first" / "linear.pt", log=lambda _: None)
+    start = load_checkpoint(tmp_path / "first" / "linear.pt")
+    more = replace(
+        first,
+        init=str(tmp_path / "first" / "{mode}.pt"),
+        model=replace(first.model, length_norm="sqrt"),
+        stages=(Stage("more", ((data_dir, 1.0),), 1, 0.0),),  # lr 0: the weights stay
+    )
+    lines: list[str] = []
+    history = train_recipe(more, "linear", tmp_path / "more.pt", log=lines.append)
+    assert any(line.startswith("epoch 0 (") for line in lines)
+    ckpt = load_checkpoint(tmp_path / "more.pt")
+    assert ckpt.vocab == start.vocab
+    assert ckpt.meta["init"]["model_id"] == start.model_id
+    assert ckpt.model.config.length_norm == "sqrt"
+    assert len(history.epochs) == 1
+    for name, tensor in start.model.state_dict().items():
+        assert torch.equal(ckpt.model.state_dict()[name], tensor), name
+
+    with pytest.raises(RecipeError, match="hidden_size"):
+        wider = replace(more, model=replace(more.model, hidden_size=7))
+        train_recipe(wider, "linear", tmp_path / "wider.pt", log=lambda _: None)
+    with pytest.raises(RecipeError, match="not gated"):
+        linear_only = replace(more, init=str(tmp_path / "first" / "linear.pt"))
+        train_recipe(linear_only, "gated", tmp_path / "gated.pt", log=lambda _: None)
+    with pytest.raises(RecipeError, match="does not exist"):
+        train_recipe(more, "gated", tmp_path / "gated.pt", log=lambda _: None)
