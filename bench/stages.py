@@ -10,7 +10,7 @@ the same calls the handler makes, and the whole request through httpx's ASGI tra
   encode     the query GRU through the shared batcher (its gathering wait and thread hop
              included); `encode (bare)` is the GRU call alone
   lookup     Reader.lookup(state, Q); `score + top-k` is the rest of rank_answers
-  respond    AnswersOut built as the handler builds it, serialised to JSON
+  respond    the response's JSON bytes, built as the handler builds them
 
 `framework` is the whole request minus its stages (per repetition, then the median): routing,
 validation, dependency injection, the latency middleware, thread hops, request and response
@@ -223,10 +223,7 @@ async def _one_request(
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()
-    out = answers_body(
-        doc_id, mode, model.model_id, parsed.queries, clozes, record.entities, ranked
-    )
-    out.model_dump_json().encode()
+    answers_body(doc_id, mode, model.model_id, parsed.queries, clozes, record.entities, ranked)
     us["respond"] = clock() - t
 
     t = clock()

@@ -11,6 +11,7 @@ answers = top_k of softmax(scores) over those entities, mapped back to names
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from service.indexing import indexed_record, require_current
 from service.metrics import Metrics
 from service.questions import UnsupportedQuestion, to_cloze
 from service.readers import LoadedModel
-from service.schemas import AnswersIn, AnswersOut, QueryAnswers
+from service.schemas import AnswersIn
 from service.settings import Settings
 from store.base import DocumentStore
 
@@ -96,28 +97,38 @@ def answers_body(
     queries: list[str],
     clozes: list[str],
     entities: list[str],
-    ranked: RankedAnswers,
-) -> AnswersOut:
-    """The response: each question's best slots mapped back to the document's entity names.
+    ranked: RankedAnswers | None,
+) -> bytes:
+    """The response, as the JSON bytes of an `AnswersOut`: each question's best slots mapped
+    back to the document's entity names (ranked None: no entities, no answers).
 
-    Built as plain dicts and validated once by pydantic-core: cheaper than constructing an
-    `Answer` and a `QueryAnswers` object per answer in Python (measured in BENCHMARKS.md)."""
-    results = [
-        {
-            "query": query,
-            "cloze": cloze,
-            "answers": [
+    Plain dicts through the C JSON encoder: every field is built here from typed values, so
+    validating them again with pydantic (and FastAPI's second pass over a response model)
+    would only cost time (measured in BENCHMARKS.md); tests check the bytes against the
+    model."""
+    if ranked is None:
+        answers: list[list[dict[str, object]]] = [[] for _ in queries]
+    else:
+        answers = [
+            [
                 {"entity": entities[slot], "score": score}
                 for slot, score in zip(slots, scores, strict=True)
-            ],
-        }
-        for query, cloze, slots, scores in zip(
-            queries, clozes, ranked.slots, ranked.scores, strict=True
-        )
+            ]
+            for slots, scores in zip(ranked.slots, ranked.scores, strict=True)
+        ]
+    results = [
+        {"query": query, "cloze": cloze, "answers": found}
+        for query, cloze, found in zip(queries, clozes, answers, strict=True)
     ]
-    return AnswersOut.model_validate(
-        {"id": doc_id, "mode": mode, "model_id": model_id, "results": results}
-    )
+    body: dict[str, object] = {"id": doc_id, "mode": mode, "model_id": model_id}
+    body["results"] = results
+    return _json_bytes(body)
+
+
+def _json_bytes(body: dict[str, object]) -> bytes:
+    # Compact, UTF-8 as is, as pydantic's model_dump_json writes it (small floats may differ in
+    # form, 1e-05 for 0.00001, not in value).
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _check_request(body: AnswersIn, settings: Settings) -> None:
@@ -143,7 +154,7 @@ async def answer_queries(
     models: Mapping[str, LoadedModel],
     batcher: QueryBatcher,
     metrics: Metrics,
-) -> AnswersOut:
+) -> bytes:
     """The questions' best answers among the document's entities, from its state of the
     requested mode; 409 unless that state was built by the loaded model."""
     _check_request(body, settings)
@@ -166,11 +177,9 @@ async def answer_queries(
             raise BadRequest(str(exc), code="bad_query") from exc
         n_entities = len(record.entities)
         if n_entities == 0:
-            results = [
-                QueryAnswers(query=q, cloze=c, answers=[])
-                for q, c in zip(body.queries, clozes, strict=True)
-            ]
-            return AnswersOut(id=doc_id, mode=mode, model_id=model.model_id, results=results)
+            return answers_body(
+                doc_id, mode, model.model_id, body.queries, clozes, record.entities, None
+            )
 
     Q = await batcher.encode(model, query_ids)  # (m, k)
     start = time.perf_counter()

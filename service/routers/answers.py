@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 
 from service import answering
 from service.auth import require_api_key
@@ -24,9 +24,12 @@ async def answer_queries(
     doc_id: DocumentIdPath,
     body: AnswersIn,
     ctx: AnswerContextDep,
-) -> AnswersOut:
+) -> Response:
     """Each question is a sentence with one `@placeholder`; the answers are the document's
     entities most likely to fill it, with their probabilities over the document's entities."""
-    return await answering.answer_queries(
+    # The JSON is written by answering (an AnswersOut's bytes); returned as a Response,
+    # FastAPI does not validate and serialise it a second time.
+    content = await answering.answer_queries(
         doc_id, body, ctx.settings, ctx.store, ctx.models, ctx.batcher, ctx.metrics
     )
+    return Response(content, media_type="application/json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,36 @@ async def test_float16_states_answer_close_to_the_forward_pass(
                     assert got[name] == pytest.approx(p, abs=2e-3)
         # Half the bytes of float32 for the packed k×k triangle (plus a small header).
         assert info["bytes_stored"]["linear"] < 16 * 17 / 2 * 4
+
+
+async def test_answers_bytes_are_an_answers_out_as_pydantic_writes_it(
+    app_client: AppClient,
+) -> None:
+    """The answers route writes its JSON itself (no response-model pass): it must be an
+    AnswersOut with the values pydantic would write (names outside ASCII as UTF-8, not
+    escaped), and a document without entities answers every question with no answers."""
+    from service.schemas import AnswersOut
+
+    async with app_client(modes=["linear"]) as client:
+        candidates = ["Zoë Ångström", "Tobias", "Halvard"]
+        text = HARBOUR + " Zoë Ångström sailed with Tobias and Halvard."
+        await client.post("/v1/documents", json={"id": "u", "text": text, "candidates": candidates})
+        await client.post("/v1/documents", json={"id": "bare", "text": "the sea was calm ."})
+        await wait_status(client, "u", "indexed")
+        await wait_status(client, "bare", "indexed")
+        queries = ["@placeholder sailed with Tobias", "Who sailed with Halvard?"]
+        for doc_id in ("u", "bare"):
+            response = await client.post(
+                f"/v1/documents/{doc_id}/answers", json={"queries": queries, "top_k": 2}
+            )
+            assert response.status_code == 200, response.text
+            assert response.headers["content-type"] == "application/json"
+            parsed = AnswersOut.model_validate_json(response.content)
+            assert json.loads(response.content) == json.loads(parsed.model_dump_json())
+            assert "Zoë".encode() in response.content or doc_id == "bare"
+            assert [r.query for r in parsed.results] == queries
+            if doc_id == "bare":
+                assert all(r.answers == [] for r in parsed.results)
+            else:
+                assert {a.entity for r in parsed.results for a in r.answers} <= set(candidates)
+                assert all(len(r.answers) == 2 for r in parsed.results)
