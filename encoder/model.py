@@ -57,26 +57,27 @@ def _to_cpu_float32(t: Tensor) -> Tensor:
 
 
 def _gru_steps(
-    gi_rz: list[Tensor], gi_n: list[Tensor], batch_sizes: list[int], W_hhT: Tensor, b_hh: Tensor
+    gi_rz: list[Tensor], gi_n: list[Tensor], batch_sizes: list[int], W: list[Tensor]
 ) -> Tensor:
     """The GRU recurrence over precomputed input gates, packed: at step t, gi_rz[t] (b_t, 2k)
-    and gi_n[t] (b_t, k) for the b_t = batch_sizes[t] sequences still running (sorted longest
-    first) -> each sequence's last state (B, k), in that sorted order.
+    (both biases of r and z already in) and gi_n[t] (b_t, k) for the b_t = batch_sizes[t]
+    sequences still running (sorted longest first) -> each sequence's last state (B, k), in
+    that sorted order. W = [W_h{r,z}ᵀ (k, 2k), W_hnᵀ (k, k), b_hn (k,)], contiguous.
 
-    As torch.nn.GRU: r, z = σ(gi_rz + W_h{r,z} h + b_h{r,z}), n = tanh(gi_n + r (W_hn h + b_hn)),
-    h' = (1 - z) n + z h. A sequence leaves the batch after its last token. Eight ops a step.
+    As torch.nn.GRU: r, z = σ(gi_rz + W_h{r,z} h), n = tanh(gi_n + r (W_hn h + b_hn)),
+    h' = (1 - z) n + z h. A sequence leaves the batch after its last token. Six ops a step on
+    contiguous tensors (r and z's gates are added inside their matrix product).
     """
-    k = W_hhT.shape[0]
-    h = torch.zeros(batch_sizes[0], k, dtype=W_hhT.dtype)  # (b, k)
+    W_rzT, W_nT, b_n = W[0], W[1], W[2]
+    h = torch.zeros(batch_sizes[0], W_nT.shape[0], dtype=W_nT.dtype)  # (b, k)
     done: list[Tensor] = []  # last states of sequences that ended, shortest last
     for t in range(len(batch_sizes)):
         b = batch_sizes[t]
         if b < h.shape[0]:
             done.append(h[b:])
             h = h[:b]
-        gh = torch.addmm(b_hh, h, W_hhT).split([2 * k, k], 1)  # (b, 2k), (b, k)
-        rz = torch.sigmoid_(gh[0].add_(gi_rz[t])).chunk(2, 1)  # r, z: (b, k) each
-        n = torch.tanh_(torch.addcmul(gi_n[t], rz[0], gh[1]))  # (b, k)
+        rz = torch.sigmoid_(torch.addmm(gi_rz[t], h, W_rzT)).chunk(2, 1)  # r, z: (b, k) each
+        n = torch.tanh_(torch.addcmul(gi_n[t], rz[0], torch.addmm(b_n, h, W_nT)))  # (b, k)
         h = torch.lerp(n, h, rz[1])  # (1 - z) n + z h
     done.append(h)
     done.reverse()
@@ -84,14 +85,14 @@ def _gru_steps(
 
 
 @cache
-def _query_gru_steps() -> Callable[[list[Tensor], list[Tensor], list[int], Tensor, Tensor], Tensor]:
+def _query_gru_steps() -> Callable[[list[Tensor], list[Tensor], list[int], list[Tensor]], Tensor]:
     """_gru_steps compiled with TorchScript once per process (its interpreter dispatches the
     ~10 small ops per token for less than Python does; measured in BENCHMARKS.md). torch 2.x
     marks torch.jit.script deprecated in favour of torch.compile, which needs a C compiler at
     run time; the warning is silenced here, where the choice is made."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", ".*torch.jit.script", DeprecationWarning)
-        scripted: Callable[[list[Tensor], list[Tensor], list[int], Tensor, Tensor], Tensor] = (
+        scripted: Callable[[list[Tensor], list[Tensor], list[int], list[Tensor]], Tensor] = (
             torch.jit.script(_gru_steps)
         )
     return scripted
@@ -136,7 +137,7 @@ class Reader(nn.Module):
         .to(), .double(), .cuda() ...). The query tables are rebuilt lazily, see _query_tables."""
         weight = self.W_r.weight
         self._lean = weight.device.type == "cpu" and weight.dtype is torch.float32
-        self._query_cache: tuple[tuple[int, ...], tuple[Tensor, Tensor, Tensor]] | None = None
+        self._query_cache: tuple[tuple[int, ...], tuple[Tensor, Tensor, list[Tensor]]] | None = None
         # Half float32's smallest number (see _scores); a float, read once.
         self._very_negative = torch.finfo(torch.float32).min / 2
         self._attention_lookup = self.attention.lookup
@@ -150,19 +151,27 @@ class Reader(nn.Module):
         W_ih, W_hh, b_ih, b_hh = self.query_gru.all_weights[0]  # layer 0 (the only one)
         return (self.embedding.weight, W_ih, b_ih, W_hh, b_hh)
 
-    def _query_tables(self) -> tuple[Tensor, Tensor, Tensor]:
-        """(T (V, 3k), W_hhᵀ (k, 3k), b_hh (3k,)), T[v] = embedding[v] · W_ihᵀ + b_ih: the query
-        GRU's input projection of every vocabulary word, computed once. Rebuilt when any of
-        its weights changed in place (their version counters: an optimizer step, a load)."""
+    def _query_tables(self) -> tuple[Tensor, Tensor, list[Tensor]]:
+        """(T_rz (V, 2k), T_n (V, k), [W_h{r,z}ᵀ, W_hnᵀ, b_hn]): T[v] = embedding[v] · W_ihᵀ +
+        b_ih (+ b_h{r,z} for r and z, which only ever add), the query GRU's input projection of
+        every vocabulary word, computed once. Rebuilt when any of its weights changed in place
+        (their version counters: an optimizer step, a load)."""
         params = self._query_params()
         key = tuple(p._version for p in params)
         cache = self._query_cache
         if cache is not None and cache[0] == key:
             return cache[1]
         embedding, W_ih, b_ih, W_hh, b_hh = params
+        k = W_hh.shape[1]
         with torch.no_grad():
             table = torch.addmm(b_ih, embedding, W_ih.T)  # (V, 3k)
-            tables = (table, W_hh.T.contiguous(), b_hh.detach().clone())  # (k, 3k), (3k,)
+            table[:, : 2 * k] += b_hh[: 2 * k]
+            recurrent = [
+                W_hh[: 2 * k].T.contiguous(),  # (k, 2k)
+                W_hh[2 * k :].T.contiguous(),  # (k, k)
+                b_hh[2 * k :].detach().clone(),  # (k,)
+            ]
+            tables = (table[:, : 2 * k].contiguous(), table[:, 2 * k :].contiguous(), recurrent)
         self._query_cache = (key, tables)
         return tables
 
@@ -326,7 +335,7 @@ class Reader(nn.Module):
         precomputed table, and the questions run packed (longest first, a question leaves the
         batch after its last token), so padding costs nothing and no H is kept.
         """
-        table, W_hhT, b_hh = self._query_tables()  # (V, 3k), (k, 3k), (3k,)
+        table_rz, table_n, recurrent = self._query_tables()  # (V, 2k), (V, k), weights
         lengths = torch.tensor([q.numel() for q in queries])  # (B,)
         if int(lengths.min()) < 1:
             raise ValueError("every sequence needs at least one token")
@@ -334,15 +343,18 @@ class Reader(nn.Module):
         packed = nn.utils.rnn.pack_padded_sequence(
             ids, lengths, batch_first=True, enforce_sorted=False
         )  # data: time-major tokens of the questions sorted longest first
-        gi = table[packed.data]  # (tokens, 3k): input gates r | z | n, time-major
-        k = W_hhT.shape[0]
+        # index_select, not table[...]: advanced indexing costs ~4x as much here (measured).
+        # Time-major rows, split per step: each step's gates are one contiguous block.
         batch_sizes = packed.batch_sizes.tolist()  # questions still running at each step
-        steps_rz, steps_n = gi[:, : 2 * k].split(batch_sizes), gi[:, 2 * k :].split(batch_sizes)
+        steps_rz = table_rz.index_select(0, packed.data).split(batch_sizes)  # (b_t, 2k) each
+        steps_n = table_n.index_select(0, packed.data).split(batch_sizes)  # (b_t, k) each
         # The plain interpreter: the profiling executor's optimisations gain nothing on these
         # small ops, and it re-profiles (milliseconds) whenever the batch's shapes change.
         with torch.jit.optimized_execution(False):
-            last = _query_gru_steps()(steps_rz, steps_n, batch_sizes, W_hhT, b_hh)  # (B, k)
-        return last[packed.unsorted_indices]  # (B, k) in the questions' order
+            last = _query_gru_steps()(list(steps_rz), list(steps_n), batch_sizes, recurrent)
+        order = packed.unsorted_indices
+        assert order is not None  # enforce_sorted=False always records it
+        return last.index_select(0, order)  # (B, k) in the questions' order
 
     def _lookup(self, state: DocumentState, Q: Tensor) -> Tensor:
         self._check_mode(state)

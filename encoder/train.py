@@ -435,11 +435,10 @@ def train_recipe(
         "data": {str(p): data_meta(p) for p in [*recipe.data_dirs(), *recipe.validation]},
     }
     if start is not None:  # what the starting weights were trained on, kept for the record
-        meta_base["init"] = {
-            "checkpoint": str(recipe.init_path(mode)),
-            "model_id": start.model_id,
-            **{k: start.meta[k] for k in ("recipe", "history", "data") if k in start.meta},
-        }
+        init: dict[str, Any] = {"checkpoint": str(recipe.init_path(mode))}
+        init["model_id"] = start.model_id
+        init.update({k: start.meta[k] for k in ("recipe", "history", "data") if k in start.meta})
+        meta_base["init"] = init
 
     if start is not None and not history.epochs and pos == _Position():
         # The starting weights are a candidate too (epoch 0): kept unless an epoch beats them.
