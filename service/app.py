@@ -22,6 +22,7 @@ from service.batcher import QueryBatcher
 from service.bounded_store import BoundedStore
 from service.deps import Runtime
 from service.errors import install_error_handlers
+from service.fastlane import AnswersFastLane
 from service.guard import RequestGuard, check_exposure
 from service.ingest.queue import IngestQueue
 from service.ingest.worker import IngestWorker
@@ -152,7 +153,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", page.static_files(), name="static")
 
     # The guard (key, body size and pace) runs before any body is read; the latency
-    # middleware, outermost, sees its answers too.
+    # middleware, outermost, sees its answers too. Inside both, the answers fast lane.
+    app.add_middleware(AnswersFastLane)
     app.add_middleware(RequestGuard, settings=settings)
     app.add_middleware(LatencyMiddleware, metrics=runtime.metrics)
     return app
