@@ -11,11 +11,11 @@ answers = top_k of softmax(scores) over those entities, mapped back to names
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import pydantic_core
 import torch
 
 from encoder.anonymise import prepare_question
@@ -102,10 +102,10 @@ def answers_body(
     """The response, as the JSON bytes of an `AnswersOut`: each question's best slots mapped
     back to the document's entity names (ranked None: no entities, no answers).
 
-    Plain dicts through the C JSON encoder: every field is built here from typed values, so
-    validating them again with pydantic (and FastAPI's second pass over a response model)
-    would only cost time (measured in BENCHMARKS.md); tests check the bytes against the
-    model."""
+    Plain dicts through pydantic-core's serializer: every field is built here from typed
+    values, so validating them again with pydantic (and FastAPI's second pass over a response
+    model) would only cost time (measured in BENCHMARKS.md); tests check the bytes against
+    the model."""
     if ranked is None:
         answers: list[list[dict[str, object]]] = [[] for _ in queries]
     else:
@@ -126,9 +126,9 @@ def answers_body(
 
 
 def _json_bytes(body: dict[str, object]) -> bytes:
-    # Compact, UTF-8 as is, as pydantic's model_dump_json writes it (small floats may differ in
-    # form, 1e-05 for 0.00001, not in value).
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    # pydantic-core's serializer on plain data: compact UTF-8, as AnswersOut.model_dump_json
+    # writes it (a non-finite score as null), about 3x faster than json.dumps here (measured).
+    return pydantic_core.to_json(body, inf_nan_mode="null")
 
 
 def _check_request(body: AnswersIn, settings: Settings) -> None:
