@@ -73,7 +73,9 @@ async def test_open_loop_sends_on_schedule_and_stops_at_the_request_cap(
     assert phase.loop == "open (40 req/s)"
     assert phase.requests == 40  # due times 0, 1/40, ... up to the 1 s duration
     assert phase.ok == 40
-    assert 39 / 40 <= phase.elapsed_s < 3.0  # the last one is due at 39/40 s
+    # The last one is due at 39/40 s; the bound only says the loop ends (a loaded machine
+    # answers late, it does not send late).
+    assert 39 / 40 <= phase.elapsed_s < 10.0
     assert capped_report.phases[0].requests == 25
     assert capped_report.phases[0].elapsed_s < 5.0
 
