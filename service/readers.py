@@ -48,21 +48,28 @@ class LoadedModel:
 
 
 def trained_on(meta: dict[str, Any]) -> str:
-    """What the checkpoint's meta says it was trained on: its recipe's stages, or the data
-    folder of an older run; "unknown" when it says neither."""
-    recipe = meta.get("recipe")
-    stages = recipe.get("stages") if isinstance(recipe, dict) else None
-    if isinstance(stages, list) and stages:
-        parts = []
-        for stage in stages:
-            if isinstance(stage, dict):
-                folders = [str(d[0]) for d in stage.get("data", ()) if isinstance(d, list | tuple)]
-                parts.append(f"{stage.get('name', '?')} ({', '.join(folders)})")
-        return "staged recipe: " + "; ".join(parts)
+    """What the checkpoint's meta says it was trained on: its recipe's stages (after those of
+    the checkpoint it went on from, if any), or the data folder of an older run; "unknown"
+    when it says neither."""
+    init = meta.get("init")
+    earlier = _stages(init.get("recipe")) if isinstance(init, dict) else []
+    stages = _stages(meta.get("recipe"))
+    if stages:
+        return "staged recipe: " + "; ".join(earlier + stages)
     options = meta.get("train_options")
     if isinstance(options, dict) and options.get("data_dir"):
         return f"data set {options['data_dir']}"
     return "unknown"
+
+
+def _stages(recipe: Any) -> list[str]:
+    stages = recipe.get("stages") if isinstance(recipe, dict) else None
+    parts = []
+    for stage in stages if isinstance(stages, list) else []:
+        if isinstance(stage, dict):
+            folders = [str(d[0]) for d in stage.get("data", ()) if isinstance(d, list | tuple)]
+            parts.append(f"{stage.get('name', '?')} ({', '.join(folders)})")
+    return parts
 
 
 def recorded_test_accuracy(

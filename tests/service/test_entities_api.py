@@ -328,6 +328,11 @@ def test_recorded_accuracy_belongs_to_this_very_checkpoint(
     assert recorded_test_accuracy({"test_accuracy": 0.9}, path, "linear", "x") == 0.9
     assert trained_on({"train_options": {"data_dir": "data/cloze"}}) == "data set data/cloze"
     assert trained_on({}) == "unknown"
+    first = {"stages": [{"name": "find", "data": [["data/find-200", 1.0]]}]}
+    more = {"stages": [{"name": "mix", "data": [["data/infer-200", 1.0], ["data/para-800", 0.5]]}]}
+    assert trained_on({"recipe": more, "init": {"recipe": first}}) == (
+        "staged recipe: find (data/find-200); mix (data/infer-200, data/para-800)"
+    )
 
 
 async def test_openapi_documents_the_new_routes(app_client: AppClient) -> None:
