@@ -24,6 +24,11 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     except SourceError as e:
         print(f"error: {e}")
         return 1
+    if args.task == "lead" and not sources.wiki:
+        print("error: the lead task needs gensim's Wikipedia sample: pip install gensim")
+        return 1
+    if args.task == "lead":  # a body is read to 800 tokens at least (build_lead_questions)
+        args.window_tokens = max(args.window_tokens, 800)
     options = cloze_options(
         args.task,
         window_tokens=args.window_tokens,
@@ -75,12 +80,13 @@ def register(sub: Any) -> None:
     )
     b.add_argument(
         "--task",
-        choices=("find", "para", "infer"),
+        choices=("find", "para", "infer", "lead"),
         default=DEFAULT_TASK,
         help="find: the question's sentence stays in the document (find it, read the name); "
         "para: it stays, and the question is a paraphrase of it (WordNet synonyms, dropped and "
         "reordered words); infer: it is removed and the answer is inferred from the rest of "
-        "the window. With gensim, wiki_test (same task) and lead_test (lead -> body) are added",
+        "the window. With gensim, wiki_test (same task) and lead_test (lead -> body) are added. "
+        "lead: only the lead -> body questions (a test set; needs gensim)",
     )
     b.add_argument("--query-before", type=int, default=16, help="question words before the blank")
     b.add_argument("--query-after", type=int, default=3, help="question words after the blank")

@@ -18,7 +18,7 @@ from encoder.data.questions import Question, baselines, write_questions
 from encoder.data.sources import Text
 from encoder.entities import Entity, find_entities
 
-TASKS = ("find", "para", "infer")
+TASKS = ("find", "para", "infer", "lead")  # lead: a test set only (Wikipedia, gensim)
 SPLITS: dict[str, tuple[str, ...]] = {
     "train": ("emma", "mansfieldpark", "prideprejudice", "sensesensibility"),
     "validation": ("northangerabbey",),
@@ -98,25 +98,28 @@ def build_dataset(
     """
     if task == "para" and not paraphrasers:
         raise ValueError("the para task needs paraphrasers")
+    if task == "lead" and not sources.wiki:
+        raise ValueError("the lead task needs gensim's Wikipedia sample: pip install gensim")
     out_dir.mkdir(parents=True, exist_ok=True)
     by_split = _texts_by_split(sources)
     all_texts = [t for texts in by_split.values() for t in texts] + list(sources.wiki)
     entities = _entities_of(all_texts)
     splits: dict[str, list[Question]] = {}
-    for split, texts in [*by_split.items(), ("wiki_test", list(sources.wiki))]:
-        para = (paraphrasers or {}).get("train" if split == "train" else "test")
-        splits[split] = [
-            q
-            for text in progress(texts)
-            for q in build_questions(text, entities(text), options, seed, para)
-        ]
-    if sources.wiki:
-        lead = ClozeOptions(**{**asdict(options), "window_tokens": max(options.window_tokens, 800)})
-        splits["lead_test"] = [
-            q for a in sources.wiki for q in build_lead_questions(a, entities(a), lead, seed)
-        ]
+    if task == "lead":  # Wikipedia only, all of it a test set: nothing trains on it
+        by_split = {"test": list(sources.wiki)}
+        splits["test"] = _lead_questions(sources.wiki, entities, options, seed, progress)
     else:
-        del splits["wiki_test"]
+        for split, texts in [*by_split.items(), ("wiki_test", list(sources.wiki))]:
+            para = (paraphrasers or {}).get("train" if split == "train" else "test")
+            splits[split] = [
+                q
+                for text in progress(texts)
+                for q in build_questions(text, entities(text), options, seed, para)
+            ]
+        if sources.wiki:
+            splits["lead_test"] = _lead_questions(sources.wiki, entities, options, seed)
+        else:
+            del splits["wiki_test"]
     summary: dict[str, Any] = {
         "task": task,
         "description": "entity cloze on real text (see docs/DATA.md)",
@@ -133,6 +136,19 @@ def build_dataset(
         summary["splits"][split] = split_summary(questions)
     (out_dir / "meta.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def _lead_questions(
+    articles: list[Text],
+    entities: Callable[[Text], list[Entity]],
+    options: ClozeOptions,
+    seed: int,
+    progress: Callable[[Iterable[Text]], Iterable[Text]] = lambda texts: texts,
+) -> list[Question]:
+    """Lead -> body questions; the body is read up to 800 tokens at least (CNN's articles
+    are ~760 tokens)."""
+    lead = ClozeOptions(**{**asdict(options), "window_tokens": max(options.window_tokens, 800)})
+    return [q for a in progress(articles) for q in build_lead_questions(a, entities(a), lead, seed)]
 
 
 def split_summary(questions: list[Question]) -> dict[str, Any]:

@@ -194,3 +194,40 @@ def test_data_build_command_on_the_unpacked_package(
     assert main([*args, "--max-questions-per-window", "2"]) == 0  # deterministic
     assert (out / "test.jsonl").read_text() == first
     assert main(["data", "build", "--source-dir", str(tmp_path), "--out", str(out)]) == 1
+
+
+def _article(title: str, subject: str, other: str, extra: str) -> Text:
+    lead = f"{subject} is a harbour town near {other}. {subject} trades with {other} by sea."
+    body = [
+        f"In the year {i}, {subject} built a new quay and {other} sent ships to {subject}. "
+        f"The merchants of {subject} sold wool to {other}." + (f" {extra}" if i == 1 else "")
+        for i in range(1, 9)
+    ]
+    return Text(f"wiki:{title}", [lead, *body])
+
+
+def test_lead_task_builds_a_test_set_from_each_article_alone(tmp_path: Path) -> None:
+    from encoder.data.build import SPLITS, Sources, build_dataset, cloze_options
+
+    novels = {
+        name: Text(name, [STORY.paragraphs[0]]) for names in SPLITS.values() for name in names
+    }
+    # "Marigold" is a ship's name in Cray's article; in Alport's only a sentence's first
+    # word, once: no name there.
+    wiki = [
+        _article("Alport", "Alport", "Brandholm", "Marigold grew on its hills."),
+        _article("Cray", "Cray", "Dunmere", "Then the ship Marigold came in."),
+    ]
+    sources = Sources(novels=novels, moby_dick=[], wiki=wiki)
+    options = cloze_options("lead", window_tokens=800)
+    summary = build_dataset(tmp_path / "lead", sources, "lead", options, seed=3)
+    assert set(summary["splits"]) == {"test"}
+    questions = list(read_questions(tmp_path / "lead" / "test.jsonl"))
+    assert questions and all(q.id.startswith("wiki:") and "-lead-" in q.id for q in questions)
+    alport = [q for q in questions if q.id.startswith("wiki:Alport")]
+    assert alport
+    for q in alport:
+        # Alport's documents name only its two places: the finder ran on the article alone.
+        assert len(q.candidates) == 2, (q.id, q.document)
+    with pytest.raises(ValueError, match="gensim"):
+        build_dataset(tmp_path / "none", Sources(novels, [], []), "lead", options, seed=3)
