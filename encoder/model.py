@@ -386,11 +386,12 @@ class Reader(nn.Module):
         if state.mode != self.config.mode:
             self._check_mode(state)
         memory = state.memory
+        if memory is None:  # none: R is the last state
+            h_last = _cpu_float32(state.last_hidden)
+            return self._attention_lookup(None, state.n, h_last, _cpu_float32(Q))  # (m, k)
+        # The other modes never read the last state: it is passed as it is, unchecked.
         return self._attention_lookup(
-            None if memory is None else _cpu_float32(memory),
-            state.n,
-            _cpu_float32(state.last_hidden),
-            _cpu_float32(Q),
+            _cpu_float32(memory), state.n, state.last_hidden, _cpu_float32(Q)
         )  # (m, k)
 
     def score(self, R: Tensor, query_vectors: Tensor, candidate_mask: Tensor) -> Tensor:
