@@ -113,6 +113,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.query_max_wait_ms,
         settings.query_queue_size,
         runtime.metrics,
+        in_thread=settings.query_encoder_thread,
     )
     runtime.batcher.start()
     loader = asyncio.create_task(

@@ -2,7 +2,9 @@
 
 Requests put their questions on a bounded queue and await a future. One loop gathers jobs
 until it holds `max_batch` questions or `max_wait_ms` has passed since the first, runs each
-mode's query GRU once over them in a worker thread, and resolves the futures. It waits for
+mode's query GRU once over them (on the event loop, or in a worker thread with `in_thread`:
+on 2 cores the thread hop cost more than the freed loop gave, BENCHMARKS.md), and resolves
+the futures. It waits for
 company only while some request is on its way (announced with `coming()`: between its
 arrival and its `encode`); with none, a batch runs at once instead of idling out the wait.
 A full queue raises Overloaded (429) instead of growing without bound.
@@ -39,8 +41,10 @@ class QueryBatcher:
         max_wait_ms: float,
         queue_size: int,
         metrics: Metrics | None = None,
+        in_thread: bool = False,
     ) -> None:
         self.max_batch = max_batch
+        self.in_thread = in_thread
         self.max_wait_s = max_wait_ms / 1000.0
         self._queue: asyncio.Queue[_Job] = asyncio.Queue(maxsize=queue_size)
         self._metrics = metrics
@@ -131,7 +135,10 @@ class QueryBatcher:
                 by_mode.setdefault(job.model.mode, []).append(job)
             for group in by_mode.values():
                 try:
-                    vectors = await asyncio.to_thread(_encode_group, group)
+                    if self.in_thread:
+                        vectors = await asyncio.to_thread(_encode_group, group)
+                    else:  # on the loop: a bounded batch, cheaper than two thread hops
+                        vectors = _encode_group(group)
                 except Exception as exc:  # the error belongs to these requests, not the loop
                     log.exception("query encoding failed")
                     for job in group:

@@ -109,6 +109,12 @@ class Settings(BaseSettings):
     query_max_batch: int = Field(default=64, gt=0)
     query_max_wait_ms: float = Field(default=2.0, ge=0)
     query_queue_size: int = Field(default=2048, gt=0)
+    query_encoder_thread: bool = Field(
+        default=False,
+        description="Run the question GRU in a worker thread, freeing the event loop while it "
+        "runs (a batch is at most query_max_batch questions, ~1-2 ms). Off: on the 2-core "
+        "machine measured the thread hop cost more than it gave (BENCHMARKS.md).",
+    )
 
     # --- ingestion ---
     ingest_max_batch: int = Field(default=16, gt=0)

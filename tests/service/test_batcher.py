@@ -44,13 +44,16 @@ def queries(n: int, seed: int) -> list[torch.Tensor]:
             for _ in range(n)]  # fmt: skip
 
 
+@pytest.mark.parametrize("in_thread", [False, True])
 async def test_concurrent_requests_share_one_run_and_get_their_own_rows(
-    checkpoint_dir: Path, monkeypatch: pytest.MonkeyPatch
+    checkpoint_dir: Path, monkeypatch: pytest.MonkeyPatch, in_thread: bool
 ) -> None:
     model = loaded(checkpoint_dir)
     calls, original = count_runs(model, monkeypatch)
     metrics = Metrics()
-    batcher = QueryBatcher(max_batch=64, max_wait_ms=50, queue_size=100, metrics=metrics)
+    batcher = QueryBatcher(
+        max_batch=64, max_wait_ms=50, queue_size=100, metrics=metrics, in_thread=in_thread
+    )
     batcher.start()
     try:
         requests = [queries(n, seed) for seed, n in enumerate([1, 3, 2, 5])]
@@ -103,7 +106,8 @@ async def test_full_queue_is_overloaded_and_errors_reach_the_callers(
         raise RuntimeError("model failed")
 
     monkeypatch.setattr(model.reader, "encode_queries", stuck)
-    batcher = QueryBatcher(max_batch=1, max_wait_ms=0, queue_size=2)
+    # In a thread: the run in hand blocks there while the queue fills on the loop.
+    batcher = QueryBatcher(max_batch=1, max_wait_ms=0, queue_size=2, in_thread=True)
     with pytest.raises(Unavailable):
         await batcher.encode(model, queries(1, 0))  # not started
     batcher.start()

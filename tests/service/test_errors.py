@@ -151,7 +151,10 @@ async def test_413_too_large(app_client: AppClient) -> None:
 
 
 async def test_429_when_the_query_queue_is_full(app_client: AppClient) -> None:
-    async with app_client(modes=["linear"], query_queue_size=1) as client:
+    # The GRU in a thread: the first request stalls there while the queue fills on the loop.
+    async with app_client(
+        modes=["linear"], query_queue_size=1, query_encoder_thread=True
+    ) as client:
         await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
         await wait_status(client, "h", "indexed")
         reader = client.app.state.runtime.models["linear"].reader
