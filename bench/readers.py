@@ -102,6 +102,7 @@ def write_index(checkpoint_dir: Path, rows: Sequence[Row], main_set: str = "para
     """`<checkpoint_dir>/index.json`: per mode its file, model id, size, best epoch,
     validation accuracy, and the test accuracies of `rows` (`test_accuracy`: on main_set)."""
     from encoder.checkpoint import load_checkpoint
+    from service.readers import trained_on
 
     modes = {}
     for path in sorted(checkpoint_dir.glob("*.pt")):
@@ -115,12 +116,12 @@ def write_index(checkpoint_dir: Path, rows: Sequence[Row], main_set: str = "para
             "epoch": ckpt.meta.get("epoch"),
             "stage": ckpt.meta.get("stage"),
             "validation_accuracy": round(float(ckpt.meta.get("validation_accuracy", 0.0)), 4),
+            "trained_on": trained_on(ckpt.meta),
             "test_accuracy": tests.get(main_set),
             "test": tests,
         }
     index = {
-        "task": f"entity cloze, staged recipe (encoder/recipes/reader.json); test_accuracy is "
-        f"{main_set}; see RESULTS.md",
+        "task": f"entity cloze; test_accuracy is {main_set}; see RESULTS.md",
         "modes": modes,
     }
     out = checkpoint_dir / "index.json"
