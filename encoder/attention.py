@@ -74,6 +74,7 @@ class LinearAttention(Attention):
     def __init__(self, length_norm: str = "n") -> None:
         super().__init__()
         self.length_norm = length_norm
+        self._sqrt = length_norm == "sqrt"  # read on every lookup
 
     def scale(self, n: Tensor) -> Tensor:
         """The divisor of C q: n (the paper), or sqrt(n)."""
@@ -105,10 +106,10 @@ class LinearAttention(Attention):
 
     def lookup(self, memory: Tensor | None, n: int, h_last: Tensor, Q: Tensor) -> Tensor:
         assert memory is not None
-        divisor = math.sqrt(n) if self.length_norm == "sqrt" else n
         # One op, 1/n folded in: C is symmetric, so Q C = Q Cᵀ (row i is C q_i / n). With
         # beta = 0 addmm ignores its first argument (Q stands in for a bias of the right shape).
-        return torch.addmm(Q, Q, memory, beta=0, alpha=1.0 / divisor)  # (m, k)
+        alpha = 1.0 / (math.sqrt(n) if self._sqrt else n)
+        return torch.addmm(Q, Q, memory, beta=0, alpha=alpha)  # (m, k)
 
 
 class GatedAttention(LinearAttention):

@@ -46,6 +46,9 @@ def _length_mask(lengths: Tensor, n: int) -> Tensor:
     return torch.arange(n, device=lengths.device) < lengths.unsqueeze(1)  # (B, n) True on tokens
 
 
+_F32 = torch.float32  # one global read where a lookup checks dtypes
+
+
 def _cpu_float32(t: Tensor) -> Tensor:
     """t itself when it already is a CPU float32 tensor (the common case: no dispatch)."""
     return t if t.dtype is torch.float32 and t.is_cpu else t.to("cpu", torch.float32)
@@ -141,6 +144,7 @@ class Reader(nn.Module):
         # Half float32's smallest number (see _scores); a float, read once.
         self._very_negative = torch.finfo(torch.float32).min / 2
         self._attention_lookup = self.attention.lookup
+        self._mode = self.config.mode
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Reader:
         out = super()._apply(fn, recurse)
@@ -383,16 +387,20 @@ class Reader(nn.Module):
         return _to_cpu_float32(R)
 
     def _lookup_lean(self, state: DocumentState, Q: Tensor) -> Tensor:
-        if state.mode != self.config.mode:
+        # A few microseconds in all: the checks are written inline (each call or attribute
+        # hop here is a measurable part of a linear lookup; BENCHMARKS.md).
+        if state.mode != self._mode:
             self._check_mode(state)
         memory = state.memory
         if memory is None:  # none: R is the last state
             h_last = _cpu_float32(state.last_hidden)
             return self._attention_lookup(None, state.n, h_last, _cpu_float32(Q))  # (m, k)
+        if memory.dtype is not _F32 or not memory.is_cpu:
+            memory = memory.to("cpu", _F32)
+        if Q.dtype is not _F32 or not Q.is_cpu:
+            Q = Q.to("cpu", _F32)
         # The other modes never read the last state: it is passed as it is, unchecked.
-        return self._attention_lookup(
-            _cpu_float32(memory), state.n, state.last_hidden, _cpu_float32(Q)
-        )  # (m, k)
+        return self._attention_lookup(memory, state.n, state.last_hidden, Q)  # (m, k)
 
     def score(self, R: Tensor, query_vectors: Tensor, candidate_mask: Tensor) -> Tensor:
         """R (m, k), Q (m, k), candidate_mask (m, E) -> scores (m, E) = W_o tanh(W_r R + W_q q)."""
