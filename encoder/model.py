@@ -375,30 +375,26 @@ class Reader(nn.Module):
         """Many questions against one document: Q (m, k) -> R (m, k), the state used once.
 
         In inference mode, on an eval-mode CPU float32 reader, R is computed in place of the
-        caller's choosing: no mode switch, no move, no copy."""
-        if self._lean and not self.training:
-            if torch.is_inference_mode_enabled():
-                return self._lookup_lean(state, query_vectors)
-            with torch.inference_mode():
-                R = self._lookup_lean(state, query_vectors)
+        caller's choosing: no mode switch, no move, no copy. That lean path is written out
+        here, checks inline: each call or attribute hop is a measurable part of a linear
+        lookup of ~3 us (BENCHMARKS.md)."""
+        if not self._lean or self.training:
+            with self._serving():
+                R = self._lookup(state, query_vectors)  # (m, k)
             return _to_cpu_float32(R)
-        with self._serving():
-            R = self._lookup(state, query_vectors)  # (m, k)
-        return _to_cpu_float32(R)
-
-    def _lookup_lean(self, state: DocumentState, Q: Tensor) -> Tensor:
-        # A few microseconds in all: the checks are written inline (each call or attribute
-        # hop here is a measurable part of a linear lookup; BENCHMARKS.md).
+        if not torch.is_inference_mode_enabled():
+            with torch.inference_mode():
+                R = self.lookup(state, query_vectors)
+            return _to_cpu_float32(R)  # an ordinary tensor for a caller outside inference mode
         if state.mode != self._mode:
             self._check_mode(state)
-        memory = state.memory
-        if memory is None:  # none: R is the last state
-            h_last = _cpu_float32(state.last_hidden)
-            return self._attention_lookup(None, state.n, h_last, _cpu_float32(Q))  # (m, k)
-        if memory.dtype is not _F32 or not memory.is_cpu:
-            memory = memory.to("cpu", _F32)
+        memory, Q = state.memory, query_vectors
         if Q.dtype is not _F32 or not Q.is_cpu:
             Q = Q.to("cpu", _F32)
+        if memory is None:  # none: R is the last state
+            return self._attention_lookup(None, state.n, _cpu_float32(state.last_hidden), Q)
+        if memory.dtype is not _F32 or not memory.is_cpu:
+            memory = memory.to("cpu", _F32)
         # The other modes never read the last state: it is passed as it is, unchecked.
         return self._attention_lookup(memory, state.n, state.last_hidden, Q)  # (m, k)
 
