@@ -107,9 +107,10 @@ class LinearAttention(Attention):
     def lookup(self, memory: Tensor | None, n: int, h_last: Tensor, Q: Tensor) -> Tensor:
         assert memory is not None
         # One op, 1/n folded in: C is symmetric, so Q C = Q Cᵀ (row i is C q_i / n). With
-        # beta = 0 addmm ignores its first argument (Q stands in for a bias of the right shape).
+        # beta = 0 addmm ignores the tensor it is called on (Q stands in for a bias of the
+        # right shape); the method form skips a module attribute read (~0.06 us, measured).
         alpha = 1.0 / (math.sqrt(n) if self._sqrt else n)
-        return torch.addmm(Q, Q, memory, beta=0, alpha=alpha)  # (m, k)
+        return Q.addmm(Q, memory, beta=0, alpha=alpha)  # (m, k)
 
 
 class GatedAttention(LinearAttention):
