@@ -442,15 +442,14 @@ def train_recipe(
 
     if start is not None and not history.epochs and pos == _Position():
         # The starting weights are a candidate too (epoch 0): kept unless an epoch beats them.
-        accuracies = {str(p): accuracy(model, d) for p, d in valid_data.items()}
-        history.best_accuracy = sum(accuracies.values()) / max(1, len(accuracies))
+        history.best_accuracy, accuracies = _validate(model, valid_data)
         meta = {**meta_base, "epoch": 0, "stage": "init", "history": []}
         meta.update(validation_accuracy=history.best_accuracy, validation=accuracies)
         out.parent.mkdir(parents=True, exist_ok=True)
         save_checkpoint(out, model, vocab, meta)
         log(
             f"epoch 0 ({recipe.init_path(mode)}): validation acc {history.best_accuracy:.4f} "
-            + " ".join(f"{Path(k).name}={v:.3f}" for k, v in accuracies.items())
+            + _per_set(accuracies)
         )
 
     def save_resume() -> None:
@@ -520,8 +519,7 @@ def train_recipe(
                     save_resume()
             if bar is not None:
                 bar.close()
-            accuracies = {str(p): accuracy(model, d) for p, d in valid_data.items()}
-            valid_acc = sum(accuracies.values()) / max(1, len(accuracies))
+            valid_acc, accuracies = _validate(model, valid_data)
             record = {
                 "epoch": len(history.epochs) + 1,
                 "stage": stage.name,
@@ -543,7 +541,7 @@ def train_recipe(
             log(
                 f"epoch {record['epoch']} ({label}): loss {record['train_loss']:.4f} train acc "
                 f"{record['train_accuracy']:.3f} validation acc {valid_acc:.4f} "
-                + " ".join(f"{Path(k).name}={v:.3f}" for k, v in accuracies.items())
+                + _per_set(accuracies)
                 + f" ({record['seconds']:.0f}s){' *best, saved' if improved else ''}"
             )
             pos = _Position(stage=pos.stage, epoch=pos.epoch + 1)
@@ -553,6 +551,16 @@ def train_recipe(
         pos = _Position(stage=pos.stage + 1)
         save_resume()
     return history
+
+
+def _validate(model: Reader, valid_data: dict[Path, Encoded]) -> tuple[float, dict[str, float]]:
+    """(the mean accuracy over the validation sets, each set's): what selects a checkpoint."""
+    accuracies = {str(p): accuracy(model, d) for p, d in valid_data.items()}
+    return sum(accuracies.values()) / max(1, len(accuracies)), accuracies
+
+
+def _per_set(accuracies: dict[str, float]) -> str:
+    return " ".join(f"{Path(k).name}={v:.3f}" for k, v in accuracies.items())
 
 
 def _init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
