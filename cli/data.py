@@ -14,7 +14,13 @@ DEFAULT_TASK = "para"
 
 
 def _run_build(args: argparse.Namespace, settings: Settings) -> int:
-    from encoder.data.build import build_dataset, cloze_options, load_sources, make_paraphrasers
+    from encoder.data.build import (
+        LEAD_MIN_TOKENS,
+        build_dataset,
+        cloze_options,
+        load_sources,
+        make_paraphrasers,
+    )
     from encoder.data.sources import SourceError
 
     started = time.perf_counter()
@@ -24,24 +30,26 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     except SourceError as e:
         print(f"error: {e}")
         return 1
-    if args.task == "lead" and not sources.wiki:
-        print("error: the lead task needs gensim's Wikipedia sample: pip install gensim")
-        return 1
-    if args.task == "lead":  # a body is read to 800 tokens at least (build_lead_questions)
-        args.window_tokens = max(args.window_tokens, 800)
+    window = args.window_tokens
+    if args.task == "lead":  # its bodies are read that far at least (build_lead_questions)
+        window = max(window, LEAD_MIN_TOKENS)
     options = cloze_options(
         args.task,
-        window_tokens=args.window_tokens,
-        stride_tokens=args.stride_tokens or args.window_tokens // 2,
+        window_tokens=window,
+        stride_tokens=args.stride_tokens or window // 2,
         query_tokens_before=args.query_before,
         query_tokens_after=args.query_after,
         max_questions_per_window=args.max_questions_per_window,
         max_entities=args.max_entities,
     )
-    out = args.out or Path("data") / f"{args.task}-{args.window_tokens}"
-    summary = build_dataset(
-        out, sources, args.task, options, args.seed, paraphrasers, progress=bar("texts")
-    )
+    out = args.out or Path("data") / f"{args.task}-{window}"
+    try:
+        summary = build_dataset(
+            out, sources, args.task, options, args.seed, paraphrasers, progress=bar("texts")
+        )
+    except ValueError as e:  # what the task needs and the sources lack (lead: Wikipedia)
+        print(f"error: {e}")
+        return 1
     print(f"wrote {out}/{{{','.join(summary['splits'])}}}.jsonl and meta.json")
     header = f"{'split':<11}{'questions':>10}{'doc tok':>9}{'cands':>7}"
     header += f"{'random':>8}{'frequent':>9}{'recent':>8}{'match':>7}{'bow':>7}"

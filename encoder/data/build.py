@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ SPLITS: dict[str, tuple[str, ...]] = {
     "validation": ("northangerabbey",),
     "test": ("persuasion",),
 }
+LEAD_MIN_TOKENS = 800  # a lead question's body is read this far at least (CNN: ~760 tokens)
 MIN_NAME_COUNT = 3  # a name must recur in its book to be an entity: fewer one-off capitals
 
 
@@ -145,9 +146,8 @@ def _lead_questions(
     seed: int,
     progress: Callable[[Iterable[Text]], Iterable[Text]] = lambda texts: texts,
 ) -> list[Question]:
-    """Lead -> body questions; the body is read up to 800 tokens at least (CNN's articles
-    are ~760 tokens)."""
-    lead = ClozeOptions(**{**asdict(options), "window_tokens": max(options.window_tokens, 800)})
+    """Lead -> body questions; the body is read up to LEAD_MIN_TOKENS at least."""
+    lead = replace(options, window_tokens=max(options.window_tokens, LEAD_MIN_TOKENS))
     return [q for a in progress(articles) for q in build_lead_questions(a, entities(a), lead, seed)]
 
 
