@@ -78,7 +78,7 @@ class LinearAttention(Attention):
 
     def scale(self, n: Tensor) -> Tensor:
         """The divisor of C q: n (the paper), or sqrt(n)."""
-        return n.sqrt() if self.length_norm == "sqrt" else n
+        return n.sqrt() if self._sqrt else n
 
     def features(self, H: Tensor) -> Tensor:
         """The vectors whose outer products make C: f_t = h_t."""

@@ -51,7 +51,7 @@ _F32 = torch.float32  # one global read where a lookup checks dtypes
 
 def _cpu_float32(t: Tensor) -> Tensor:
     """t itself when it already is a CPU float32 tensor (the common case: no dispatch)."""
-    return t if t.dtype is torch.float32 and t.is_cpu else t.to("cpu", torch.float32)
+    return t if t.dtype is _F32 and t.is_cpu else t.to("cpu", _F32)
 
 
 def _to_cpu_float32(t: Tensor) -> Tensor:

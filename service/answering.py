@@ -120,8 +120,7 @@ def answers_body(
         {"query": query, "cloze": cloze, "answers": found}
         for query, cloze, found in zip(queries, clozes, answers, strict=True)
     ]
-    body: dict[str, object] = {"id": doc_id, "mode": mode, "model_id": model_id}
-    body["results"] = results
+    body: dict[str, object] = {"id": doc_id, "mode": mode, "model_id": model_id, "results": results}
     return _json_bytes(body)
 
 
