@@ -219,7 +219,7 @@ async def _one_request(
     model.reader.lookup(state, Q)
     us["lookup"] = clock() - t
     t = clock()
-    ranked = rank_answers(model, state, Q, len(record.entities), top_k)
+    ranked = rank_answers(model, state, Q, len(record.entities), top_k, record.mentions)
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()

@@ -108,6 +108,8 @@ class Reader(nn.Module):
         q = last state of GRU_q(embed(question))   (k,)
         R = attention(H, q)                (k,)   one of the four modes, see encoder.attention
         scores = W_o tanh(W_r R + W_q q)   (E,)   non-candidates masked out
+               (+ w · log(1 + mentions)  with config.mention_prior: how often the document
+                names each candidate, counted from its markers)
 
     Both GRUs are unidirectional so that a document can be extended: appending tokens only
     continues GRU_d from its last state.
@@ -131,6 +133,9 @@ class Reader(nn.Module):
             self.b_o = nn.Parameter(torch.zeros(config.max_entities))
         else:
             self.W_o = nn.Linear(k, config.max_entities)
+        if config.mention_prior:
+            # Zero at first: a reader that goes on from one without the prior starts unchanged.
+            self.mention_weight = nn.Parameter(torch.zeros(1))
         self._refresh_serving()
 
     # ---- what the lean serving path reads once, not per call ---------------------------------
@@ -220,10 +225,31 @@ class Reader(nn.Module):
         h_last = H[torch.arange(ids.shape[0], device=ids.device), lengths - 1]  # (B, k)
         return H, mask, h_last
 
-    def _scores(self, R: Tensor, q: Tensor, candidate_mask: Tensor) -> Tensor:
-        """scores = W_o tanh(W_r R + W_q q), non-candidates set very negative (but finite)."""
+    def mentions(self, doc_ids: Tensor) -> Tensor:
+        """doc_ids (B, n) -> (B, E) how often each entity slot's marker occurs (padding is
+        never a marker). The service keeps the same counts in its document records."""
+        E, offset = self.config.max_entities, self.config.entity_offset
+        slots = doc_ids - offset
+        is_marker = (slots >= 0) & (slots < E)
+        counts = torch.zeros(doc_ids.shape[0], E, dtype=self.dtype, device=doc_ids.device)
+        return counts.scatter_add_(1, slots.clamp(0, E - 1), is_marker.to(self.dtype))
+
+    def _mention_prior(self, mentions: Tensor | None) -> Tensor | None:
+        """w · log(1 + mentions), (B or 1, E); None without the prior or without counts."""
+        if not self.config.mention_prior or mentions is None:
+            return None
+        return torch.log1p(mentions.to(self.mention_weight)) * self.mention_weight
+
+    def _scores(
+        self, R: Tensor, q: Tensor, candidate_mask: Tensor, mentions: Tensor | None = None
+    ) -> Tensor:
+        """scores = W_o tanh(W_r R + W_q q) (+ the mention prior), non-candidates set very
+        negative (but finite)."""
         hidden = self.dropout(torch.tanh(self.W_r(R) + self.W_q(q)))  # (B, k)
         logits = self._logits(hidden)  # (B, E)
+        prior = self._mention_prior(mentions)
+        if prior is not None:
+            logits = logits + prior
         # Finite, so cross_entropy and argmax stay well defined: half the smallest number of
         # this dtype (float32's at most, so float64 scores survive the cast to float32) leaves
         # room for softmax to subtract the row maximum without overflowing.
@@ -243,7 +269,8 @@ class Reader(nn.Module):
         H, mask, h_last = self._run_gru(self.doc_gru, doc_ids, doc_lengths)  # (B, n, k)
         _, _, q = self._run_gru(self.query_gru, query_ids, query_lengths)  # (B, k)
         R = self.attention(H, mask, h_last, q)  # (B, k)
-        return self._scores(R, q, candidate_mask)  # (B, E)
+        mentions = self.mentions(doc_ids) if self.config.mention_prior else None
+        return self._scores(R, q, candidate_mask, mentions)  # (B, E)
 
     # ---- serving -------------------------------------------------------------------------
 
@@ -366,9 +393,14 @@ class Reader(nn.Module):
         h_last = self._state_tensor(state.last_hidden)  # (k,)
         return self.attention.lookup(memory, state.n, h_last, self._state_tensor(Q))  # (m, k)
 
-    def _score(self, R: Tensor, Q: Tensor, candidate_mask: Tensor) -> Tensor:
+    def _score(
+        self, R: Tensor, Q: Tensor, candidate_mask: Tensor, mentions: Tensor | None
+    ) -> Tensor:
         return self._scores(
-            self._state_tensor(R), self._state_tensor(Q), candidate_mask.to(self.device)
+            self._state_tensor(R),
+            self._state_tensor(Q),
+            candidate_mask.to(self.device),
+            None if mentions is None else self._state_tensor(mentions),
         )  # (m, E)
 
     def lookup(self, state: DocumentState, query_vectors: Tensor) -> Tensor:
@@ -398,19 +430,29 @@ class Reader(nn.Module):
         # The other modes never read the last state: it is passed as it is, unchecked.
         return self._attention_lookup(memory, state.n, state.last_hidden, Q)  # (m, k)
 
-    def score(self, R: Tensor, query_vectors: Tensor, candidate_mask: Tensor) -> Tensor:
-        """R (m, k), Q (m, k), candidate_mask (m, E) -> scores (m, E) = W_o tanh(W_r R + W_q q)."""
+    def score(
+        self,
+        R: Tensor,
+        query_vectors: Tensor,
+        candidate_mask: Tensor,
+        mentions: Tensor | None = None,
+    ) -> Tensor:
+        """R (m, k), Q (m, k), candidate_mask (m, E), mentions (E,) or (m, E): the document's
+        count of each entity (see `mentions`; None when unknown: no prior) -> scores (m, E) =
+        W_o tanh(W_r R + W_q q) (+ w · log(1 + mentions) with the mention prior)."""
         if self._lean and not self.training:
             if torch.is_inference_mode_enabled():
-                return self._score_lean(R, query_vectors, candidate_mask)
+                return self._score_lean(R, query_vectors, candidate_mask, mentions)
             with torch.inference_mode():
-                scores = self._score_lean(R, query_vectors, candidate_mask)
+                scores = self._score_lean(R, query_vectors, candidate_mask, mentions)
             return _to_cpu_float32(scores)
         with self._serving():
-            scores = self._score(R, query_vectors, candidate_mask)  # (m, E)
+            scores = self._score(R, query_vectors, candidate_mask, mentions)  # (m, E)
         return _to_cpu_float32(scores)
 
-    def _score_lean(self, R: Tensor, Q: Tensor, candidate_mask: Tensor) -> Tensor:
+    def _score_lean(
+        self, R: Tensor, Q: Tensor, candidate_mask: Tensor, mentions: Tensor | None
+    ) -> Tensor:
         """_scores for an eval-mode CPU float32 reader in inference mode: the same products,
         without module calls, dropout or moves."""
         W_r = self.W_r
@@ -424,4 +466,7 @@ class Reader(nn.Module):
             start = self.config.entity_offset
             markers = self.embedding.weight[start : start + self.config.max_entities]  # (E, d)
             logits = torch.addmm(self.b_o, F.linear(hidden, self.W_p.weight), markers.T)
+        prior = self._mention_prior(mentions)
+        if prior is not None:
+            logits.add_(prior)
         return logits.masked_fill_(~candidate_mask.bool(), self._very_negative)  # (m, E)

@@ -36,6 +36,7 @@ class ModelShape:
     dropout: float = 0.2
     length_norm: str = "n"
     output: str = "slots"
+    mention_prior: bool = False
 
 
 @dataclass(frozen=True)

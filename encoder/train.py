@@ -28,6 +28,7 @@ from encoder.text import entity_index, tokenize
 from encoder.vocab import Vocabulary
 
 RESUME_FORMAT = 2
+PRIOR_LR_SCALE = 10.0  # the mention prior's weight learns this many times faster
 
 
 @dataclass(frozen=True)
@@ -372,12 +373,13 @@ def train_recipe(
         pad_id=vocab.pad_id,
         length_norm=shape.length_norm,  # type: ignore[arg-type]
         output=shape.output,  # type: ignore[arg-type]
+        mention_prior=shape.mention_prior,
         entity_offset=vocab.entity_offset,
     )
     model = Reader(config)
     if start is not None:
         _check_same_shape(start.model.config, config, recipe.init_path(mode))
-        model.load_state_dict(start.model.state_dict())
+        _load_start(model, start.model)
         glove_words = int(start.meta.get("glove_words", 0))
     else:
         glove_words = _init_embeddings(
@@ -388,8 +390,16 @@ def train_recipe(
             torch.Generator().manual_seed(recipe.seed),
         )
     embed_params = list(model.embedding.parameters())
-    other_params = [p for n, p in model.named_parameters() if not n.startswith("embedding.")]
+    other_params = [
+        p
+        for n, p in model.named_parameters()
+        if not n.startswith("embedding.") and n != "mention_weight"
+    ]
     groups: list[dict[str, Any]] = [{"params": other_params}]
+    if config.mention_prior:
+        # One scalar: Adam moves it by about lr a step, too slowly for a few epochs of going on
+        # from a reader without it.
+        groups.append({"params": [model.mention_weight], "lr_scale": PRIOR_LR_SCALE})
     if recipe.embedding_lr_scale > 0:
         groups.append({"params": embed_params, "lr_scale": recipe.embedding_lr_scale})
     else:
@@ -576,13 +586,23 @@ def _init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
 
 
 def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | None) -> None:
-    """Everything that shapes a weight must match; length_norm and dropout may change."""
+    """Everything that shapes a weight must match; length_norm and dropout may change, and
+    the mention prior may be added (its weight starts at zero, so the reader is unchanged)."""
     keep = {"length_norm", "dropout"}
+    if config.mention_prior and not start.mention_prior:
+        keep.add("mention_prior")
     a = {k: v for k, v in asdict(start).items() if k not in keep}
     b = {k: v for k, v in asdict(config).items() if k not in keep}
     if a != b:
         diff = ", ".join(f"{k} {a[k]!r} -> {b[k]!r}" for k in a if a[k] != b[k])
         raise RecipeError(f"the recipe's model differs from {path}: {diff}")
+
+
+def _load_start(model: Reader, start: Reader) -> None:
+    """The starting reader's weights; only a mention prior it lacked may stay as initialised."""
+    missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
+    if unexpected or set(missing) - {"mention_weight"}:
+        raise RecipeError(f"cannot go on from that reader: missing {missing}, extra {unexpected}")
 
 
 def _without_epochs(recipe: dict[str, Any]) -> dict[str, Any]:

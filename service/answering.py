@@ -4,7 +4,8 @@ cloze   = to_cloze(question)  (a plain Who/Whom/Whose question rewritten; servic
 tokens  = anonymise_query(cloze, document's entity map)      per question
 Q       = query GRU over all questions                        (m, k)  via the batcher
 R       = lookup(state, Q)                                   (m, k)  the state used once
-scores  = W_o tanh(W_r R + W_q Q), masked to the document's entities   (m, E)
+scores  = W_o tanh(W_r R + W_q Q) (+ w · log(1 + mentions)), masked to the document's
+          entities                                                    (m, E)
 answers = top_k of softmax(scores) over those entities, mapped back to names
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pydantic_core
@@ -64,16 +65,33 @@ def candidate_mask(n_queries: int, n_entities: int, max_entities: int) -> torch.
     return mask
 
 
+def mention_counts(model: LoadedModel, mentions: Sequence[int]) -> torch.Tensor | None:
+    """(E,) the document's count of each entity slot, for a reader with the mention prior;
+    None for a reader without it or a record that kept no counts (format 1: no prior)."""
+    if not model.reader.config.mention_prior or not mentions:
+        return None
+    counts = torch.zeros(model.max_entities)
+    kept = list(mentions[: model.max_entities])
+    counts[: len(kept)] = torch.tensor(kept, dtype=torch.float32)
+    return counts
+
+
 def rank_answers(
-    model: LoadedModel, state: DocumentState, Q: torch.Tensor, n_entities: int, top_k: int
+    model: LoadedModel,
+    state: DocumentState,
+    Q: torch.Tensor,
+    n_entities: int,
+    top_k: int,
+    mentions: Sequence[int] = (),
 ) -> RankedAnswers:
-    """Lookup and scoring for one document's questions (blocking: run it in a thread)."""
+    """Lookup and scoring for one document's questions (blocking: run it in a thread);
+    mentions: the record's count of each entity (empty when unknown)."""
     # One inference-mode context for the whole step: the reader's lean path then neither
     # switches modes nor copies its results.
     with torch.inference_mode():
         mask = candidate_mask(Q.shape[0], n_entities, model.max_entities)  # (m, E)
         R = model.reader.lookup(state, Q)  # (m, k)
-        scores = model.reader.score(R, Q, mask)  # (m, E)
+        scores = model.reader.score(R, Q, mask, mention_counts(model, mentions))  # (m, E)
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
         top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
         return RankedAnswers(slots=top.indices.tolist(), scores=top.values.tolist())
@@ -184,9 +202,11 @@ async def answer_queries(
     start = time.perf_counter()
     if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
         # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
-        ranked = await asyncio.to_thread(rank_answers, model, state, Q, n_entities, body.top_k)
+        ranked = await asyncio.to_thread(
+            rank_answers, model, state, Q, n_entities, body.top_k, record.mentions
+        )
     else:
         # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
-        ranked = rank_answers(model, state, Q, n_entities, body.top_k)
+        ranked = rank_answers(model, state, Q, n_entities, body.top_k, record.mentions)
     metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
     return answers_body(doc_id, mode, model.model_id, body.queries, clozes, record.entities, ranked)

@@ -22,7 +22,7 @@ CONFIGS = [("n", "slots"), ("sqrt", "markers"), ("n", "markers"), ("sqrt", "slot
 
 
 @cache
-def lean_reader(mode: Mode, length_norm: str, output: str) -> Reader:
+def lean_reader(mode: Mode, length_norm: str, output: str, prior: bool = False) -> Reader:
     torch.manual_seed(3)
     config = ReaderConfig(
         mode=mode,
@@ -33,8 +33,12 @@ def lean_reader(mode: Mode, length_norm: str, output: str) -> Reader:
         dropout=0.3,
         length_norm=length_norm,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
+        mention_prior=prior,
     )
     model = Reader(config)
+    if prior:
+        with torch.no_grad():
+            model.mention_weight.fill_(0.8)
     model.prepare_serving()
     assert model._lean and not model.training
     return model
@@ -70,16 +74,28 @@ def general_lookup(model: Reader, state: DocumentState, Q: torch.Tensor) -> torc
     return state.last_hidden.expand_as(Q)
 
 
-def general_scores(model: Reader, R: torch.Tensor, Q: torch.Tensor, mask: torch.Tensor):
+def general_scores(
+    model: Reader,
+    R: torch.Tensor,
+    Q: torch.Tensor,
+    mask: torch.Tensor,
+    mentions: torch.Tensor | None = None,
+) -> torch.Tensor:
     with torch.no_grad():
-        return model._scores(R, Q, mask)
+        return model._scores(R, Q, mask, mentions)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("length_norm", "output"), CONFIGS)
-def test_lean_path_equals_the_general_one(mode: Mode, length_norm: str, output: str) -> None:
-    model = lean_reader(mode, length_norm, output)
-    state = model.encode_documents([tokens(40, seed=1)])[0]
+@pytest.mark.parametrize(
+    ("length_norm", "output", "prior"), [(*c, i == 1) for i, c in enumerate(CONFIGS)]
+)
+def test_lean_path_equals_the_general_one(
+    mode: Mode, length_norm: str, output: str, prior: bool
+) -> None:
+    model = lean_reader(mode, length_norm, output, prior)
+    doc = tokens(40, seed=1)
+    state = model.encode_documents([doc])[0]
+    mentions = model.mentions(doc.unsqueeze(0))[0]  # (E,)
     queries = questions(seed=10)
     Q_ref = general_queries(model, queries)
     mask = torch.rand(len(queries), E, generator=torch.Generator().manual_seed(2)) < 0.6
@@ -88,19 +104,27 @@ def test_lean_path_equals_the_general_one(mode: Mode, length_norm: str, output: 
         Q = model.encode_queries(queries)
         R = model.lookup(state, Q)
         R1 = model.lookup(state, Q[2:3])
-        scores = model.score(R, Q, mask)
+        scores = model.score(R, Q, mask, mentions)
     torch.testing.assert_close(Q, Q_ref, atol=1e-5, rtol=1e-5)
     R_ref = general_lookup(model, state, Q)
     torch.testing.assert_close(R, R_ref, atol=1e-6, rtol=1e-6)
     torch.testing.assert_close(R1, R_ref[2:3], atol=1e-6, rtol=1e-6)
-    torch.testing.assert_close(scores, general_scores(model, R_ref, Q, mask), atol=1e-6, rtol=1e-6)
+    expected = general_scores(model, R_ref, Q, mask, mentions)
+    torch.testing.assert_close(scores, expected, atol=1e-6, rtol=1e-6)
     assert (scores[~mask] < -1e30).all()
+    if prior:  # the counts moved the scores: the test would see a prior that is not applied
+        assert not torch.allclose(expected, general_scores(model, R_ref, Q, mask))
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("length_norm", "output"), CONFIGS[:2])
-def test_lean_path_scores_like_forward(mode: Mode, length_norm: str, output: str) -> None:
-    model = lean_reader(mode, length_norm, output)
+@pytest.mark.parametrize(
+    ("length_norm", "output", "prior"), [(*CONFIGS[0], False), (*CONFIGS[1], True)]
+)
+def test_lean_path_scores_like_forward(
+    mode: Mode, length_norm: str, output: str, prior: bool
+) -> None:
+    """forward counts the mentions from the document's markers; serving is given them."""
+    model = lean_reader(mode, length_norm, output, prior)
     docs = [tokens(n, seed=20 + n) for n in (7, 30, 12)]
     queries = [tokens(n, seed=40 + n) for n in (4, 11, 6)]
     mask = torch.ones(3, E, dtype=torch.bool)
@@ -113,7 +137,9 @@ def test_lean_path_scores_like_forward(mode: Mode, length_norm: str, output: str
     with torch.inference_mode():
         Q = model.encode_queries(queries)
         R = torch.cat([model.lookup(s, Q[i : i + 1]) for i, s in enumerate(states)])
-        served = model.score(R, Q, mask)
+        # @entity{e} is id entity_offset + e (3 by default), counted here independently.
+        mentions = torch.tensor([[float((d == 3 + e).sum()) for e in range(E)] for d in docs])
+        served = model.score(R, Q, mask, mentions if prior else None)
     torch.testing.assert_close(served, expected, atol=1e-5, rtol=1e-5)
 
 
@@ -142,8 +168,9 @@ def test_float16_states_and_queries_take_the_lean_path() -> None:
 
 def test_lean_path_rejects_a_state_of_another_mode() -> None:
     state = lean_reader("linear", "n", "slots").encode_documents([tokens(4, seed=7)])[0]
+    gated = lean_reader("gated", "n", "slots")  # built outside inference mode
     with torch.inference_mode(), pytest.raises(ValueError):
-        lean_reader("gated", "n", "slots").lookup(state, torch.zeros(1, K))
+        gated.lookup(state, torch.zeros(1, K))
 
 
 def test_query_table_follows_weight_updates_and_moves() -> None:

@@ -225,3 +225,35 @@ def test_a_recipe_goes_on_from_an_earlier_checkpoint(data_dir: Path, tmp_path: P
         train_recipe(linear_only, "gated", tmp_path / "gated.pt", log=lambda _: None)
     with pytest.raises(RecipeError, match="does not exist"):
         train_recipe(more, "gated", tmp_path / "gated.pt", log=lambda _: None)
+
+
+def test_a_recipe_adds_the_mention_prior_to_an_earlier_reader(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The prior's weight starts at zero (the reader unchanged: epoch 0 scores as before) and
+    is trained with the rest; a reader with the prior cannot go back to one without."""
+    from dataclasses import replace
+
+    from encoder.recipe import RecipeError
+
+    first = _recipe(data_dir)
+    train_recipe(first, "gated", tmp_path / "first" / "gated.pt", log=lambda _: None)
+    start = load_checkpoint(tmp_path / "first" / "gated.pt")
+    with_prior = replace(
+        first,
+        init=str(tmp_path / "first" / "{mode}.pt"),
+        model=replace(first.model, mention_prior=True),
+        stages=(Stage("prior", ((data_dir, 1.0),), 1, 1e-3),),
+    )
+    lines: list[str] = []
+    train_recipe(with_prior, "gated", tmp_path / "prior.pt", log=lines.append)
+    epoch0 = next(line for line in lines if line.startswith("epoch 0 ("))
+    assert f"validation acc {start.meta['validation_accuracy']:.4f}" in epoch0
+    resume = torch.load(tmp_path / "prior.pt.resume", weights_only=True)
+    assert float(resume["model"]["mention_weight"]) != 0.0  # trained (checkpoint: best epoch)
+    assert not torch.equal(resume["model"]["W_r.weight"], start.model.W_r.weight)
+
+    back = replace(with_prior, init=str(tmp_path / "prior.pt"), model=first.model)
+    (tmp_path / "back").mkdir()
+    with pytest.raises(RecipeError, match="mention_prior"):
+        train_recipe(back, "gated", tmp_path / "back" / "gated.pt", log=lambda _: None)

@@ -42,10 +42,14 @@ def build_checkpoints(
             hidden_size=HIDDEN,
             max_entities=max_entities,
             dropout=0.0,
+            mention_prior=True,
         )
-        save_checkpoint(
-            directory / f"{mode}.pt", Reader(config).eval(), vocab, meta or {"test": True}
-        )
+        reader = Reader(config).eval()
+        with torch.no_grad():
+            # Large enough that an answer route which dropped or miscounted the document's
+            # mentions would no longer match the forward pass (which counts its markers).
+            reader.mention_weight.fill_(1.0)
+        save_checkpoint(directory / f"{mode}.pt", reader, vocab, meta or {"test": True})
     return directory
 
 

@@ -226,7 +226,7 @@ async def test_answers_bytes_are_an_answers_out_as_pydantic_writes_it(
         queries = ["@placeholder sailed with Tobias", "Who sailed with Halvard?"]
         for doc_id in ("u", "bare"):
             response = await client.post(
-                f"/v1/documents/{doc_id}/answers", json={"queries": queries, "top_k": 2}
+                f"/v1/documents/{doc_id}/answers", json={"queries": queries, "top_k": 3}
             )
             assert response.status_code == 200, response.text
             assert response.headers["content-type"] == "application/json"
@@ -238,4 +238,4 @@ async def test_answers_bytes_are_an_answers_out_as_pydantic_writes_it(
                 assert all(r.answers == [] for r in parsed.results)
             else:
                 assert {a.entity for r in parsed.results for a in r.answers} <= set(candidates)
-                assert all(len(r.answers) == 2 for r in parsed.results)
+                assert all(len(r.answers) == 3 for r in parsed.results)
