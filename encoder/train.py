@@ -447,7 +447,9 @@ def train_recipe(
     if start is not None:  # what the starting weights were trained on, kept for the record
         init: dict[str, Any] = {"checkpoint": str(recipe.init_path(mode))}
         init["model_id"] = start.model_id
-        init.update({k: start.meta[k] for k in ("recipe", "history", "data") if k in start.meta})
+        # ... and what that checkpoint went on from in turn: the whole chain of recipes.
+        keep = ("recipe", "history", "data", "init")
+        init.update({k: start.meta[k] for k in keep if k in start.meta})
         meta_base["init"] = init
 
     if start is not None and not history.epochs and pos == _Position():

@@ -49,17 +49,21 @@ class LoadedModel:
 
 def trained_on(meta: dict[str, Any]) -> str:
     """What the checkpoint's meta says it was trained on: its recipe's stages (after those of
-    the checkpoint it went on from, if any), or the data folder of an older run; "unknown"
-    when it says neither."""
-    init = meta.get("init")
-    earlier = _stages(init.get("recipe")) if isinstance(init, dict) else []
-    stages = _stages(meta.get("recipe"))
-    if stages:
-        return "staged recipe: " + "; ".join(earlier + stages)
+    the checkpoints it went on from, if any, oldest first), or the data folder of an older
+    run; "unknown" when it says neither."""
+    if _stages(meta.get("recipe")):
+        return "staged recipe: " + "; ".join(_recipe_chain(meta))
     options = meta.get("train_options")
     if isinstance(options, dict) and options.get("data_dir"):
         return f"data set {options['data_dir']}"
     return "unknown"
+
+
+def _recipe_chain(meta: dict[str, Any]) -> list[str]:
+    """The stages of every recipe from the first checkpoint of the chain to this one."""
+    init = meta.get("init")
+    earlier = _recipe_chain(init) if isinstance(init, dict) else []
+    return earlier + _stages(meta.get("recipe"))
 
 
 def _stages(recipe: Any) -> list[str]:

@@ -373,3 +373,17 @@ def test_a_format_1_record_has_unknown_mention_counts() -> None:
     }
     info = document_info(old)
     assert (info.entity_slots, info.entities_unplaced, info.candidates_not_found) == (None, 0, [])
+
+
+def test_trained_on_lists_every_recipe_of_the_chain_oldest_first() -> None:
+    def recipe(name: str) -> dict[str, object]:
+        return {"stages": [{"name": name, "data": [[f"data/{name}", 1.0]]}]}
+
+    meta = {
+        "recipe": recipe("third"),
+        "init": {"recipe": recipe("second"), "init": {"recipe": recipe("first")}},
+    }
+    assert trained_on(meta) == (
+        "staged recipe: first (data/first); second (data/second); third (data/third)"
+    )
+    assert trained_on({"init": {"recipe": recipe("first")}}) == "unknown"  # no own recipe
