@@ -22,9 +22,10 @@ class ReaderConfig:
     # "slots": W_o scores E fixed slots; "markers": the output is tied to the @entity marker
     # embeddings (score_e = marker_e · W_p h + b_e), so every slot shares what is learnt.
     output: Literal["slots", "markers"] = "slots"
-    # A learnt prior on how often the document names each candidate: scores += w · log(1 +
-    # mentions). Frequency is what the most-frequent baseline reads and what attention over a
-    # long document blurs; the counts are kept beside the state and add up when text is appended.
+    # A learnt prior on how often the document names each candidate: scores += (w + uᵀ hidden)
+    # · log(1 + mentions). Frequency is what the most-frequent baseline reads and what attention
+    # over a long document blurs; how far to trust it depends on the question and on what was
+    # read. The counts are kept beside the state and add up when text is appended.
     mention_prior: bool = False
     entity_offset: int = 3  # id of @entity0 in the vocabulary
 

@@ -108,8 +108,9 @@ class Reader(nn.Module):
         q = last state of GRU_q(embed(question))   (k,)
         R = attention(H, q)                (k,)   one of the four modes, see encoder.attention
         scores = W_o tanh(W_r R + W_q q)   (E,)   non-candidates masked out
-               (+ w · log(1 + mentions)  with config.mention_prior: how often the document
-                names each candidate, counted from its markers)
+               (+ (w + uᵀ hidden) · log(1 + mentions)  with config.mention_prior: how often
+                the document names each candidate, counted from its markers, weighed by how
+                much the question and what was read leave it to the counts)
 
     Both GRUs are unidirectional so that a document can be extended: appending tokens only
     continues GRU_d from its last state.
@@ -135,7 +136,8 @@ class Reader(nn.Module):
             self.W_o = nn.Linear(k, config.max_entities)
         if config.mention_prior:
             # Zero at first: a reader that goes on from one without the prior starts unchanged.
-            self.mention_weight = nn.Parameter(torch.zeros(1))
+            self.mention_weight = nn.Parameter(torch.zeros(1))  # w
+            self.mention_gate = nn.Parameter(torch.zeros(k))  # u
         self._refresh_serving()
 
     # ---- what the lean serving path reads once, not per call ---------------------------------
@@ -234,11 +236,13 @@ class Reader(nn.Module):
         counts = torch.zeros(doc_ids.shape[0], E, dtype=self.dtype, device=doc_ids.device)
         return counts.scatter_add_(1, slots.clamp(0, E - 1), is_marker.to(self.dtype))
 
-    def _mention_prior(self, mentions: Tensor | None) -> Tensor | None:
-        """w · log(1 + mentions), (B or 1, E); None without the prior or without counts."""
+    def _mention_prior(self, mentions: Tensor | None, hidden: Tensor) -> Tensor | None:
+        """(w + uᵀ hidden) · log(1 + mentions), (B, E) from mentions (B, E) or (E,) and the
+        output layer's input hidden (B, k); None without the prior or without counts."""
         if not self.config.mention_prior or mentions is None:
             return None
-        return torch.log1p(mentions.to(self.mention_weight)) * self.mention_weight
+        weight = torch.addmv(self.mention_weight, hidden, self.mention_gate)  # (B,)
+        return torch.log1p(mentions.to(hidden)) * weight.unsqueeze(1)
 
     def _scores(
         self, R: Tensor, q: Tensor, candidate_mask: Tensor, mentions: Tensor | None = None
@@ -247,7 +251,7 @@ class Reader(nn.Module):
         negative (but finite)."""
         hidden = self.dropout(torch.tanh(self.W_r(R) + self.W_q(q)))  # (B, k)
         logits = self._logits(hidden)  # (B, E)
-        prior = self._mention_prior(mentions)
+        prior = self._mention_prior(mentions, hidden)
         if prior is not None:
             logits = logits + prior
         # Finite, so cross_entropy and argmax stay well defined: half the smallest number of
@@ -439,7 +443,7 @@ class Reader(nn.Module):
     ) -> Tensor:
         """R (m, k), Q (m, k), candidate_mask (m, E), mentions (E,) or (m, E): the document's
         count of each entity (see `mentions`; None when unknown: no prior) -> scores (m, E) =
-        W_o tanh(W_r R + W_q q) (+ w · log(1 + mentions) with the mention prior)."""
+        W_o tanh(W_r R + W_q q) (+ the mention prior, see `Reader`)."""
         if self._lean and not self.training:
             if torch.is_inference_mode_enabled():
                 return self._score_lean(R, query_vectors, candidate_mask, mentions)
@@ -466,7 +470,7 @@ class Reader(nn.Module):
             start = self.config.entity_offset
             markers = self.embedding.weight[start : start + self.config.max_entities]  # (E, d)
             logits = torch.addmm(self.b_o, F.linear(hidden, self.W_p.weight), markers.T)
-        prior = self._mention_prior(mentions)
+        prior = self._mention_prior(mentions, hidden)
         if prior is not None:
             logits.add_(prior)
         return logits.masked_fill_(~candidate_mask.bool(), self._very_negative)  # (m, E)

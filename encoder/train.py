@@ -603,7 +603,7 @@ def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | No
 def _load_start(model: Reader, start: Reader) -> None:
     """The starting reader's weights; only a mention prior it lacked may stay as initialised."""
     missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
-    if unexpected or set(missing) - {"mention_weight"}:
+    if unexpected or set(missing) - {"mention_weight", "mention_gate"}:
         raise RecipeError(f"cannot go on from that reader: missing {missing}, extra {unexpected}")
 
 

@@ -4,7 +4,7 @@ cloze   = to_cloze(question)  (a plain Who/Whom/Whose question rewritten; servic
 tokens  = anonymise_query(cloze, document's entity map)      per question
 Q       = query GRU over all questions                        (m, k)  via the batcher
 R       = lookup(state, Q)                                   (m, k)  the state used once
-scores  = W_o tanh(W_r R + W_q Q) (+ w · log(1 + mentions)), masked to the document's
+scores  = W_o tanh(W_r R + W_q Q) (+ the mention prior), masked to the document's
           entities                                                    (m, E)
 answers = top_k of softmax(scores) over those entities, mapped back to names
 """

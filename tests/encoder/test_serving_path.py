@@ -39,6 +39,7 @@ def lean_reader(mode: Mode, length_norm: str, output: str, prior: bool = False) 
     if prior:
         with torch.no_grad():
             model.mention_weight.fill_(0.8)
+            model.mention_gate.normal_(0.0, 0.5)
     model.prepare_serving()
     assert model._lean and not model.training
     return model

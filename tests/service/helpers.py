@@ -49,6 +49,7 @@ def build_checkpoints(
             # Large enough that an answer route which dropped or miscounted the document's
             # mentions would no longer match the forward pass (which counts its markers).
             reader.mention_weight.fill_(1.0)
+            reader.mention_gate.normal_(0.0, 0.3)
         save_checkpoint(directory / f"{mode}.pt", reader, vocab, meta or {"test": True})
     return directory
 
