@@ -51,7 +51,7 @@ async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
             store_ok = True
         except (StoreError, TimeoutError) as exc:
             # The cause (an address, a file path) goes to the log, not into the answer.
-            log.warning("readyz: store: %s", exc or type(exc).__name__)
+            log.warning("readyz: store: %s", str(exc) or type(exc).__name__)
             problem = problem or "store unavailable"
     readiness = Readiness(
         status="ready" if store_ok and runtime.models else "not_ready",

@@ -87,6 +87,9 @@ async def test_401_when_api_keys_are_set(app_client: AppClient) -> None:
         assert (await client.get("/v1/documents/x", headers=ok)).status_code == 404
         response = await client.post("/v1/documents", json={"id": "h", "text": HARBOUR}, headers=ok)
         assert response.status_code == 202
+        # Indexed first: on a loaded machine the embedded store's ping can queue behind the
+        # worker's write for longer than the probe's timeout.
+        await wait_status(client, "h", "indexed", headers=ok)
         # Probes and scrapers need no key.
         assert (await client.get("/healthz")).status_code == 200
         assert (await client.get("/readyz")).status_code == 200
