@@ -236,13 +236,16 @@ class Reader(nn.Module):
         counts = torch.zeros(doc_ids.shape[0], E, dtype=self.dtype, device=doc_ids.device)
         return counts.scatter_add_(1, slots.clamp(0, E - 1), is_marker.to(self.dtype))
 
-    def _mention_prior(self, mentions: Tensor | None, hidden: Tensor) -> Tensor | None:
-        """(w + uᵀ hidden) · log(1 + mentions), (B, E) from mentions (B, E) or (E,) and the
-        output layer's input hidden (B, k); None without the prior or without counts."""
+    def _mention_prior(
+        self, mentions: Tensor | None, hidden: Tensor
+    ) -> tuple[Tensor, Tensor] | None:
+        """The prior's two factors, w + uᵀ hidden (B, 1) and log(1 + mentions) (B or 1, E),
+        from mentions (B, E) or (E,) and the output layer's input hidden (B, k); None without
+        the prior or without counts. Their product is added to the logits in one op."""
         if not self.config.mention_prior or mentions is None:
             return None
-        weight = torch.addmv(self.mention_weight, hidden, self.mention_gate)  # (B,)
-        return torch.log1p(mentions.to(hidden)) * weight.unsqueeze(1)
+        weight = torch.addmv(self.mention_weight, hidden, self.mention_gate).unsqueeze(1)
+        return weight, torch.log1p(mentions.to(hidden))
 
     def _scores(
         self, R: Tensor, q: Tensor, candidate_mask: Tensor, mentions: Tensor | None = None
@@ -253,7 +256,7 @@ class Reader(nn.Module):
         logits = self._logits(hidden)  # (B, E)
         prior = self._mention_prior(mentions, hidden)
         if prior is not None:
-            logits = logits + prior
+            logits = torch.addcmul(logits, *prior)
         # Finite, so cross_entropy and argmax stay well defined: half the smallest number of
         # this dtype (float32's at most, so float64 scores survive the cast to float32) leaves
         # room for softmax to subtract the row maximum without overflowing.
@@ -472,5 +475,5 @@ class Reader(nn.Module):
             logits = torch.addmm(self.b_o, F.linear(hidden, self.W_p.weight), markers.T)
         prior = self._mention_prior(mentions, hidden)
         if prior is not None:
-            logits.add_(prior)
+            logits.addcmul_(*prior)
         return logits.masked_fill_(~candidate_mask.bool(), self._very_negative)  # (m, E)
