@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-from encoder.checkpoint import load_checkpoint
+from encoder.checkpoint import Checkpoint, load_checkpoint
 from encoder.data.cloze import ClozeOptions, build_questions
 from encoder.data.questions import write_questions
 from encoder.entities import entity_aliases
 from encoder.evaluate import evaluate
-from encoder.recipe import ModelShape, Recipe, Stage
+from encoder.modes import Mode
+from encoder.recipe import ModelShape, Recipe, RecipeError, Stage
 from encoder.train import (
     TrainOptions,
     encode_questions,
@@ -190,22 +192,27 @@ def test_a_recipe_stopped_mid_epoch_resumes_at_the_batch(
         assert b["validation_accuracy"] == pytest.approx(a["validation_accuracy"])
 
 
-def test_a_recipe_goes_on_from_an_earlier_checkpoint(data_dir: Path, tmp_path: Path) -> None:
-    """`init`: the earlier run's vocabulary and weights are the start (epoch 0, kept unless
-    an epoch beats it), a changed length_norm is allowed, a changed shape is refused."""
-    from dataclasses import replace
-
-    from encoder.recipe import RecipeError
-
+def _going_on(
+    data_dir: Path, tmp_path: Path, mode: Mode, stage: Stage, **model_changes: Any
+) -> tuple[Checkpoint, Recipe]:
+    """A first recipe's checkpoint for mode, and a one-stage recipe that goes on from it with
+    the model's fields changed."""
     first = _recipe(data_dir)
-    train_recipe(first, "linear", tmp_path / "first" / "linear.pt", log=lambda _: None)
-    start = load_checkpoint(tmp_path / "first" / "linear.pt")
+    train_recipe(first, mode, tmp_path / "first" / f"{mode}.pt", log=lambda _: None)
     more = replace(
         first,
         init=str(tmp_path / "first" / "{mode}.pt"),
-        model=replace(first.model, length_norm="sqrt"),
-        stages=(Stage("more", ((data_dir, 1.0),), 1, 0.0),),  # lr 0: the weights stay
+        model=replace(first.model, **model_changes),
+        stages=(stage,),
     )
+    return load_checkpoint(tmp_path / "first" / f"{mode}.pt"), more
+
+
+def test_a_recipe_goes_on_from_an_earlier_checkpoint(data_dir: Path, tmp_path: Path) -> None:
+    """`init`: the earlier run's vocabulary and weights are the start (epoch 0, kept unless
+    an epoch beats it), a changed length_norm is allowed, a changed shape is refused."""
+    stage = Stage("more", ((data_dir, 1.0),), 1, 0.0)  # lr 0: the weights stay
+    start, more = _going_on(data_dir, tmp_path, "linear", stage, length_norm="sqrt")
     lines: list[str] = []
     history = train_recipe(more, "linear", tmp_path / "more.pt", log=lines.append)
     assert any(line.startswith("epoch 0 (") for line in lines)
@@ -232,19 +239,8 @@ def test_a_recipe_adds_the_mention_prior_to_an_earlier_reader(
 ) -> None:
     """The prior's weight starts at zero (the reader unchanged: epoch 0 scores as before) and
     is trained with the rest; a reader with the prior cannot go back to one without."""
-    from dataclasses import replace
-
-    from encoder.recipe import RecipeError
-
-    first = _recipe(data_dir)
-    train_recipe(first, "gated", tmp_path / "first" / "gated.pt", log=lambda _: None)
-    start = load_checkpoint(tmp_path / "first" / "gated.pt")
-    with_prior = replace(
-        first,
-        init=str(tmp_path / "first" / "{mode}.pt"),
-        model=replace(first.model, mention_prior=True),
-        stages=(Stage("prior", ((data_dir, 1.0),), 1, 1e-3),),
-    )
+    stage = Stage("prior", ((data_dir, 1.0),), 1, 1e-3)
+    start, with_prior = _going_on(data_dir, tmp_path, "gated", stage, mention_prior=True)
     lines: list[str] = []
     train_recipe(with_prior, "gated", tmp_path / "prior.pt", log=lines.append)
     epoch0 = next(line for line in lines if line.startswith("epoch 0 ("))
@@ -253,7 +249,7 @@ def test_a_recipe_adds_the_mention_prior_to_an_earlier_reader(
     assert float(resume["model"]["mention_weight"]) != 0.0  # trained (checkpoint: best epoch)
     assert not torch.equal(resume["model"]["W_r.weight"], start.model.W_r.weight)
 
-    back = replace(with_prior, init=str(tmp_path / "prior.pt"), model=first.model)
+    back = replace(with_prior, init=str(tmp_path / "prior.pt"), model=_recipe(data_dir).model)
     (tmp_path / "back").mkdir()
     with pytest.raises(RecipeError, match="mention_prior"):
         train_recipe(back, "gated", tmp_path / "back" / "gated.pt", log=lambda _: None)
