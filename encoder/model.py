@@ -47,6 +47,7 @@ def _length_mask(lengths: Tensor, n: int) -> Tensor:
 
 
 _F32 = torch.float32  # one global read where a lookup checks dtypes
+MENTION_PRIOR_WEIGHTS = ("mention_weight", "mention_gate")  # what config.mention_prior adds
 
 
 def _cpu_float32(t: Tensor) -> Tensor:

@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.data.questions import Question, read_questions
-from encoder.model import Reader, pad_sequences
+from encoder.model import MENTION_PRIOR_WEIGHTS, Reader, pad_sequences
 from encoder.modes import Mode
 from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data
 from encoder.text import entity_index, tokenize
@@ -603,7 +603,7 @@ def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | No
 def _load_start(model: Reader, start: Reader) -> None:
     """The starting reader's weights; only a mention prior it lacked may stay as initialised."""
     missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
-    if unexpected or set(missing) - {"mention_weight", "mention_gate"}:
+    if unexpected or set(missing) - set(MENTION_PRIOR_WEIGHTS):
         raise RecipeError(f"cannot go on from that reader: missing {missing}, extra {unexpected}")
 
 
