@@ -19,7 +19,9 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
+from itertools import chain
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -86,6 +88,32 @@ def _gru_steps(
     done.append(h)
     done.reverse()
     return torch.cat(done)  # (B, k)
+
+
+def _packed_order(
+    queries: Sequence[Tensor | Sequence[int]],
+) -> tuple[Tensor, list[int], Tensor]:
+    """What pack_padded_sequence gives, in numpy from plain id lists (a tensor per question,
+    its padding and packing cost more than the question's tokenising; measured): the tokens
+    time-major with the questions longest first, how many questions run at each step, and
+    the index that puts the sorted questions back in their order."""
+    rows = [q.tolist() if isinstance(q, Tensor) else q for q in queries]
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))  # (B,)
+    if int(lengths.min()) < 1:
+        raise ValueError("every sequence needs at least one token")
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
+    order = np.argsort(-lengths, kind="stable")  # longest first
+    sorted_lengths = lengths[order]
+    steps = np.arange(int(sorted_lengths[0]))
+    running = steps[:, None] < sorted_lengths[None, :]  # (T, B): question b has a token t
+    starts = (np.cumsum(lengths) - lengths)[order]  # where each sorted question's ids begin
+    positions = (starts[None, :] + steps[:, None])[running]  # time-major, row by row
+    batch_sizes = running.sum(axis=1).tolist()
+    return (
+        torch.from_numpy(flat[positions]),
+        batch_sizes,
+        torch.from_numpy(np.argsort(order)),
+    )
 
 
 @cache
@@ -350,8 +378,9 @@ class Reader(nn.Module):
             memory=None if memory is None else _to_cpu_float32(memory),
         )
 
-    def encode_queries(self, queries: Sequence[Tensor]) -> Tensor:
-        """Questions (1-D long tensors) -> their final query-GRU states q, (B, k) on the CPU."""
+    def encode_queries(self, queries: Sequence[Tensor | Sequence[int]]) -> Tensor:
+        """Questions (1-D long tensors, or lists of token ids as the service hands them over)
+        -> their final query-GRU states q, (B, k) on the CPU."""
         if len(queries) == 0:
             return torch.empty(0, self.config.hidden_size)
         if self._lean and not self.training:
@@ -360,14 +389,16 @@ class Reader(nn.Module):
             with torch.inference_mode():
                 Q = self._encode_queries_lean(queries)
             return _to_cpu_float32(Q)  # an ordinary tensor for a caller outside inference mode
-        ids, lengths = pad_sequences(queries, self.config.pad_id)  # (B, m), (B,)
+        ids, lengths = pad_sequences(
+            [torch.as_tensor(q, dtype=torch.long) for q in queries], self.config.pad_id
+        )  # (B, m), (B,)
         with self._serving():
             _, _, q = self._run_gru(
                 self.query_gru, ids.to(self.device), lengths.to(self.device)
             )  # (B, k)
         return _to_cpu_float32(q)
 
-    def _encode_queries_lean(self, queries: Sequence[Tensor]) -> Tensor:
+    def _encode_queries_lean(self, queries: Sequence[Tensor | Sequence[int]]) -> Tensor:
         """encode_queries for an eval-mode CPU float32 reader, in inference mode.
 
         The same GRU as `query_gru`, written out: x_t · W_ihᵀ + b_ih is a row of the
@@ -375,24 +406,15 @@ class Reader(nn.Module):
         batch after its last token), so padding costs nothing and no H is kept.
         """
         table_rz, table_n, recurrent = self._query_tables()  # (V, 2k), (V, k), weights
-        lengths = torch.tensor([q.numel() for q in queries])  # (B,)
-        if int(lengths.min()) < 1:
-            raise ValueError("every sequence needs at least one token")
-        ids = nn.utils.rnn.pad_sequence([q.reshape(-1) for q in queries], batch_first=True)
-        packed = nn.utils.rnn.pack_padded_sequence(
-            ids, lengths, batch_first=True, enforce_sorted=False
-        )  # data: time-major tokens of the questions sorted longest first
+        tokens, batch_sizes, order = _packed_order(queries)
         # index_select, not table[...]: advanced indexing costs ~4x as much here (measured).
         # Time-major rows, split per step: each step's gates are one contiguous block.
-        batch_sizes = packed.batch_sizes.tolist()  # questions still running at each step
-        steps_rz = table_rz.index_select(0, packed.data).split(batch_sizes)  # (b_t, 2k) each
-        steps_n = table_n.index_select(0, packed.data).split(batch_sizes)  # (b_t, k) each
+        steps_rz = table_rz.index_select(0, tokens).split(batch_sizes)  # (b_t, 2k) each
+        steps_n = table_n.index_select(0, tokens).split(batch_sizes)  # (b_t, k) each
         # The plain interpreter: the profiling executor's optimisations gain nothing on these
         # small ops, and it re-profiles (milliseconds) whenever the batch's shapes change.
         with torch.jit.optimized_execution(False):
             last = _query_gru_steps()(list(steps_rz), list(steps_n), batch_sizes, recurrent)
-        order = packed.unsorted_indices
-        assert order is not None  # enforce_sorted=False always records it
         return last.index_select(0, order)  # (B, k) in the questions' order
 
     def _lookup(self, state: DocumentState, Q: Tensor) -> Tensor:

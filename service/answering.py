@@ -42,10 +42,10 @@ class RankedAnswers:
     scores: list[list[float]]  # their probabilities
 
 
-def query_token_ids(
-    model: LoadedModel, queries: list[str], entities: list[str]
-) -> list[torch.Tensor]:
-    """Raises ValueError naming the question at fault (e.g. not exactly one @placeholder)."""
+def query_token_ids(model: LoadedModel, queries: list[str], entities: list[str]) -> list[list[int]]:
+    """Each question's token ids, as `Reader.encode_queries` takes them (plain lists: a
+    tensor per question would cost more than tokenising it). Raises ValueError naming the
+    question at fault (e.g. not exactly one @placeholder)."""
     names = tuple(entities)  # the key of the document's cached question matcher
     ids: list[list[int]] = []
     for i, query in enumerate(queries):
@@ -54,9 +54,7 @@ def query_token_ids(
         except ValueError as exc:
             raise ValueError(f"query {i}: {exc}") from exc
         ids.append(model.vocab.encode(tokens))
-    # One tensor for the request, split into views: one allocation instead of one per question.
-    flat = torch.tensor([t for row in ids for t in row], dtype=torch.long)
-    return list(flat.split([len(row) for row in ids]))
+    return ids
 
 
 def candidate_mask(n_queries: int, n_entities: int, max_entities: int) -> torch.Tensor:

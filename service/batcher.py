@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class _Job:
     model: LoadedModel
-    queries: list[torch.Tensor]  # 1-D long tensors of token ids
+    queries: Sequence[torch.Tensor | Sequence[int]]  # each question's token ids
     future: asyncio.Future[torch.Tensor] = field(repr=False)
 
 
@@ -81,7 +81,9 @@ class QueryBatcher:
         finally:
             self._coming -= 1
 
-    async def encode(self, model: LoadedModel, queries: list[torch.Tensor]) -> torch.Tensor:
+    async def encode(
+        self, model: LoadedModel, queries: Sequence[torch.Tensor | Sequence[int]]
+    ) -> torch.Tensor:
         """Query token ids -> their query vectors Q (m, k), batched with other requests."""
         if self._task is None:
             raise Unavailable("the query batcher is not running")

@@ -203,3 +203,16 @@ def test_training_mode_takes_the_general_path_without_dropout() -> None:
 def test_lean_queries_need_a_token_each() -> None:
     with pytest.raises(ValueError):
         lean_reader("none", "n", "slots").encode_queries([tokens(3, seed=1), tokens(0, seed=2)])
+
+
+def test_queries_as_id_lists_encode_as_tensors_do() -> None:
+    # The service hands over plain id lists (equal lengths, ties in the longest-first order,
+    # a one-token question among them); tensors and lists give the general path's vectors.
+    model = copy.deepcopy(lean_reader("linear", "n", "slots"))
+    queries = [*questions(seed=12), tokens(9, seed=40), tokens(1, seed=41)]
+    as_lists = [q.tolist() for q in queries]
+    expected = general_queries(model, queries)
+    torch.testing.assert_close(model.encode_queries(as_lists), expected, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(model.encode_queries(queries), expected, atol=1e-5, rtol=1e-5)
+    model.train()  # the general path takes lists too
+    torch.testing.assert_close(model.encode_queries(as_lists), expected, atol=1e-5, rtol=1e-5)
