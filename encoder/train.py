@@ -150,6 +150,32 @@ def permute_entities(
     )
 
 
+def spread_entities(data: Encoded, offset: int, generator: torch.Generator) -> Encoded:
+    """Every question's entities renumbered into random slots among all E (as training draws
+    them), one question at a time so that no padding enters the kept ids."""
+    parts = [
+        permute_entities(
+            Batch(
+                data.docs[i][None],
+                torch.tensor([len(data.docs[i])]),
+                data.queries[i][None],
+                torch.tensor([len(data.queries[i])]),
+                data.candidates[i : i + 1],
+                data.answers[i : i + 1],
+            ),
+            offset,
+            generator,
+        )
+        for i in range(len(data))
+    ]
+    return Encoded(
+        [b.doc_ids[0] for b in parts],
+        [b.query_ids[0] for b in parts],
+        torch.cat([b.answers for b in parts]),
+        torch.cat([b.candidate_mask for b in parts]),
+    )
+
+
 # Wraps the batches of a long pass (evaluation) to show progress: a tqdm bar, say.
 Progress = Callable[[list[list[int]]], Iterable[list[int]]]
 
@@ -362,6 +388,14 @@ def train_recipe(
     )
     train_data = {p: encode_questions(qs, vocab) for p, qs in train_sets.items()}
     valid_data = {p: encode_questions(qs, vocab) for p, qs in valid_sets.items()}
+    if recipe.entity_slots == "all":
+        # Validation's names take slots 0..n-1, where a reader trained on the used slots only
+        # already answers; spread once (fixed seed) into all E, they select for what training
+        # asks: answering from any slot, as a document with many names needs.
+        spread = torch.Generator().manual_seed(recipe.seed)
+        valid_data = {
+            p: spread_entities(d, vocab.entity_offset, spread) for p, d in valid_data.items()
+        }
     shape = recipe.model
     config = ReaderConfig(
         mode=mode,

@@ -21,6 +21,7 @@ from encoder.train import (
     encode_questions,
     make_batch,
     permute_entities,
+    spread_entities,
     train,
     train_recipe,
 )
@@ -111,6 +112,27 @@ def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
         assert set(new_slots.tolist()) == set(
             shuffled.candidate_mask[b].nonzero().flatten().tolist()
         )
+
+
+def test_spread_entities_moves_names_into_all_slots(data_dir: Path) -> None:
+    names = entity_aliases(["Anna", "Bristol", "Tom", "Clara"], " ".join(STORY.paragraphs))
+    questions = build_questions(STORY, names, CLOZE, seed=3)
+    vocab = Vocabulary.build(
+        [q.document.split() + q.query.split() for q in questions], max_entities=32, min_count=1
+    )
+    data = encode_questions(questions, vocab)
+    spread = spread_entities(data, vocab.entity_offset, torch.Generator())
+    used = 1 + int(data.candidates.nonzero()[:, 1].max())  # the data's slots: 0..used-1
+    assert used <= 4 and int(spread.candidates.nonzero()[:, 1].max()) >= used
+    for i in range(len(data)):
+        assert len(spread.docs[i]) == len(data.docs[i])  # no padding kept
+        assert len(spread.queries[i]) == len(data.queries[i])
+        assert int(spread.candidates[i].sum()) == int(data.candidates[i].sum())
+        assert bool(spread.candidates[i, spread.answers[i]])
+        # the answer's marker moved with it, in the document
+        old = int(data.answers[i]) + vocab.entity_offset
+        new = int(spread.answers[i]) + vocab.entity_offset
+        assert torch.equal(data.docs[i] == old, spread.docs[i] == new)
 
 
 def test_train_and_evaluate_commands(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
