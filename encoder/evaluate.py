@@ -14,6 +14,7 @@ from encoder.data.questions import (
     Question,
     baselines,
     json_lines,
+    numbered_as_served,
     question_from_json,
 )
 from encoder.entities import name_key
@@ -46,12 +47,13 @@ def read_any_questions(
 ) -> tuple[list[Question], int]:
     """Questions of a JSONL file, prepared exactly as the answers route prepares them.
 
-    A line is either a data set question (`encoder.data.questions`: markers already in place)
-    or a user's own: {"document": text, "query": cloze question, "answer": name,
-    "candidates"?: [names]} in plain text. Those go through the service's own steps: the
-    entity finder (or the given candidates), the document's entity map for the question, the
-    reader's question window. Returns the questions and how many answers the reader cannot
-    give (no entity of their document, or a marker beyond its slots): they count as wrong.
+    A line is either a data set question (`encoder.data.questions`: markers already in place,
+    renumbered in order of first mention as the service numbers names) or a user's own:
+    {"document": text, "query": cloze question, "answer": name, "candidates"?: [names]} in
+    plain text. Those go through the service's own steps: the entity finder (or the given
+    candidates), the document's entity map for the question, the reader's question window.
+    Returns the questions and how many answers the reader cannot give (no entity of their
+    document, or a marker beyond its slots): they count as wrong.
     """
     window = ckpt.query_window
     E = ckpt.model.config.max_entities
@@ -60,7 +62,7 @@ def read_any_questions(
     for lineno, raw in json_lines(path):
         try:
             if entity_index(str(raw.get("answer", ""))) is not None:
-                q = question_from_json(raw)
+                q = numbered_as_served(question_from_json(raw))
                 if (entity_index(q.answer) or 0) >= E:
                     not_entities += 1  # beyond the reader's slots: it cannot answer it
                     continue

@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from encoder.config import ReaderConfig
-from encoder.data.questions import Question, read_questions
+from encoder.data.questions import Question, numbered_as_served, read_questions
 from encoder.model import MENTION_PRIOR_WEIGHTS, Reader, pad_sequences
 from encoder.modes import Mode
 from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data
@@ -371,8 +371,11 @@ def train_recipe(
     train_sets = {
         p: list(read_questions(p / "train.jsonl"))[: recipe.max_train] for p in recipe.data_dirs()
     }
-    valid_sets = {
-        p: list(read_questions(p / "validation.jsonl"))[: recipe.max_validation]
+    valid_sets = {  # numbered as the service numbers names, as evaluate reads them
+        p: [
+            numbered_as_served(q)
+            for q in list(read_questions(p / "validation.jsonl"))[: recipe.max_validation]
+        ]
         for p in recipe.validation
     }
     start = _init_checkpoint(recipe, mode)

@@ -15,11 +15,11 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from encoder.text import PLACEHOLDER, entity_index, tokenize
+from encoder.text import PLACEHOLDER, entity_index, entity_marker, tokenize
 
 
 class DataError(ValueError):
@@ -213,3 +213,26 @@ def baselines(questions: Iterable[Question]) -> Baselines:
     if n == 0:
         return Baselines(0, 0.0, 0.0, 0.0, 0.0, 0.0)
     return Baselines(n, rnd / n, freq / n, recent / n, match / n, bow / n)
+
+
+def numbered_as_served(q: Question) -> Question:
+    """A data set question with its markers renumbered as the service numbers names: in
+    order of first mention in the document (`anonymise_document`), then any the question or
+    the candidates add. The data builder numbers them in a random order; a reader whose
+    slots were not all trained alike answers the two differently."""
+    order: dict[str, str] = {}
+    for token in [*q.document.split(), *q.query.split(), *q.candidates]:
+        if token not in order and entity_index(token) is not None:
+            order[token] = entity_marker(len(order))
+
+    def renumber(text: str) -> str:
+        return " ".join(order.get(t, t) for t in text.split())
+
+    candidates = sorted((order[c] for c in q.candidates), key=lambda m: entity_index(m) or 0)
+    return replace(
+        q,
+        document=renumber(q.document),
+        query=renumber(q.query),
+        answer=order.get(q.answer, q.answer),
+        candidates=candidates,
+    )

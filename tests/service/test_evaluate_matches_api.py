@@ -66,3 +66,36 @@ async def test_evaluate_scores_equal_the_answers_route(
     result = evaluate(path, data)
     best = max(route, key=lambda name: route[name])
     assert result.accuracy == (1.0 if best == "Halvard" else 0.0)
+
+
+def test_a_data_set_question_is_numbered_as_the_service_numbers_names(tmp_path: Path) -> None:
+    # The data builder numbers a window's names in a random order; the service numbers them
+    # in order of first mention. evaluate reads a built question as the service would see it.
+    checkpoints = build_checkpoints(tmp_path / "ckpt")
+    ckpt = load_checkpoint(checkpoints / "linear.pt")
+    served = anonymise_document(HARBOUR, max_entities=ckpt.model.config.max_entities)
+    n = len(served.entities)
+    assert n >= 3
+    shuffled = {f"@entity{i}": f"@entity{(i * 5 + 2) % n}" for i in range(n)}  # a permutation
+    assert len(set(shuffled.values())) == n and shuffled["@entity0"] != "@entity0"
+
+    def built(text: str) -> str:
+        return " ".join(shuffled.get(t, t) for t in text.split())
+
+    line = {
+        "id": "q",
+        "document": built(" ".join(served.tokens)),
+        "query": "the captain @placeholder said that @entity1 would be hard .",
+        "answer": shuffled["@entity0"],
+        "candidates": sorted(shuffled.values(), key=lambda m: int(m[7:])),
+    }
+    data = tmp_path / "built.jsonl"
+    data.write_text(json.dumps(line) + "\n")
+    [question], not_entities = read_any_questions(data, ckpt)
+    assert not_entities == 0
+    assert question.document == " ".join(served.tokens)  # the service's numbering, back again
+    assert question.answer == "@entity0"
+    assert question.candidates == [f"@entity{i}" for i in range(n)]
+    # the question's own markers follow: the built @entity1 is served name shuffled^-1(1)
+    back = {v: k for k, v in shuffled.items()}
+    assert f" {back['@entity1']} " in f" {question.query} "
