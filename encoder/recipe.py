@@ -61,9 +61,12 @@ class Recipe:
     # its vocabulary and weights are the start; the model shape must be the same (length_norm
     # and dropout, which hold no weights, may differ).
     init: str | None = None
+    # A mode that starts from another mode's checkpoint: {"gated": "linear"} starts the gated
+    # reader from the linear one with its gate open (the only such start allowed).
+    init_from: dict[str, str] = field(default_factory=dict)
 
     def init_path(self, mode: str) -> Path | None:
-        return Path(self.init.format(mode=mode)) if self.init else None
+        return Path(self.init.format(mode=self.init_from.get(mode, mode))) if self.init else None
 
     def data_dirs(self) -> list[Path]:
         return list(dict.fromkeys([p for s in self.stages for p, _ in s.data]))

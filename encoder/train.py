@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from encoder.attention import GatedAttention
 from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.data.questions import Question, numbered_as_served, read_questions
@@ -29,6 +30,8 @@ from encoder.vocab import Vocabulary
 
 RESUME_FORMAT = 2
 PRIOR_LR_SCALE = 10.0  # the mention prior's weight learns this many times faster
+GATE_OPENED = ("linear", "gated")  # the one start from another mode's reader (_open_gate)
+GATE_OPEN_BIAS = 5.0  # sigmoid(5) = 0.993: the gate starts (almost) fully open
 
 
 @dataclass(frozen=True)
@@ -619,8 +622,11 @@ def _init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
     if not path.is_file():
         raise RecipeError(f"the recipe starts from {path}, which does not exist")
     start = load_checkpoint(path)
-    if start.model.config.mode != mode:
-        raise RecipeError(f"{path} holds a {start.model.config.mode} reader, not {mode}")
+    wanted = recipe.init_from.get(mode, mode)
+    if wanted != mode and (wanted, mode) != GATE_OPENED:
+        raise RecipeError(f"a {mode} reader cannot start from a {wanted} one")
+    if start.model.config.mode != wanted:
+        raise RecipeError(f"{path} holds a {start.model.config.mode} reader, not {wanted}")
     return start
 
 
@@ -630,6 +636,8 @@ def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | No
     keep = {"length_norm", "dropout"}
     if config.mention_prior and not start.mention_prior:
         keep.add("mention_prior")
+    if (start.mode, config.mode) == GATE_OPENED:
+        keep.add("mode")
     a = {k: v for k, v in asdict(start).items() if k not in keep}
     b = {k: v for k, v in asdict(config).items() if k not in keep}
     if a != b:
@@ -638,10 +646,30 @@ def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | No
 
 
 def _load_start(model: Reader, start: Reader) -> None:
-    """The starting reader's weights; only a mention prior it lacked may stay as initialised."""
+    """The starting reader's weights; only a mention prior it lacked may stay as initialised,
+    and a gated reader started from a linear one gets its gate, open (see _open_gate)."""
     missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
-    if unexpected or set(missing) - set(MENTION_PRIOR_WEIGHTS):
+    allowed = set(MENTION_PRIOR_WEIGHTS)
+    opening = (start.config.mode, model.config.mode) == GATE_OPENED
+    if opening:
+        allowed |= {"attention.gate.weight", "attention.gate.bias"}
+    if unexpected or set(missing) - allowed:
         raise RecipeError(f"cannot go on from that reader: missing {missing}, extra {unexpected}")
+    if opening:
+        _open_gate(model)
+
+
+def _open_gate(model: Reader) -> None:
+    """A gated reader that answers as the linear reader it was loaded from: the gate is
+    sigmoid(GATE_OPEN_BIAS) = s for every state, so C and R shrink by s², which W_r takes
+    back. Training then closes the gate where forgetting a state helps."""
+    attention = model.attention
+    assert isinstance(attention, GatedAttention)
+    with torch.no_grad():
+        attention.gate.weight.zero_()
+        attention.gate.bias.fill_(GATE_OPEN_BIAS)
+        s = torch.sigmoid(torch.tensor(GATE_OPEN_BIAS, dtype=model.W_r.weight.dtype))
+        model.W_r.weight.div_(s * s)
 
 
 def _without_epochs(recipe: dict[str, Any]) -> dict[str, Any]:

@@ -256,6 +256,26 @@ def test_a_recipe_goes_on_from_an_earlier_checkpoint(data_dir: Path, tmp_path: P
         train_recipe(more, "gated", tmp_path / "gated.pt", log=lambda _: None)
 
 
+def test_a_gated_reader_starts_from_a_linear_one_with_its_gate_open(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """init_from {"gated": "linear"}: epoch 0 is the linear reader's accuracy (the open gate
+    and the rescaled W_r give its scores back), then the gate trains; no other pair may."""
+    stage = Stage("gate", ((data_dir, 1.0),), 1, 1e-3)
+    start, more = _going_on(data_dir, tmp_path, "linear", stage)
+    opened = replace(more, init_from={"gated": "linear"})
+    lines: list[str] = []
+    train_recipe(opened, "gated", tmp_path / "gated.pt", log=lines.append)
+    epoch0 = next(line for line in lines if line.startswith("epoch 0 ("))
+    assert "linear.pt" in epoch0
+    assert f"validation acc {start.meta['validation_accuracy']:.4f}" in epoch0
+    resume = torch.load(tmp_path / "gated.pt.resume", weights_only=True)
+    assert float(resume["model"]["attention.gate.weight"].abs().sum()) > 0  # the gate trained
+    with pytest.raises(RecipeError, match="cannot start from"):
+        softmax = replace(more, init_from={"softmax": "linear"})
+        train_recipe(softmax, "softmax", tmp_path / "softmax.pt", log=lambda _: None)
+
+
 def test_a_recipe_adds_the_mention_prior_to_an_earlier_reader(
     data_dir: Path, tmp_path: Path
 ) -> None:
