@@ -17,6 +17,7 @@ from encoder.evaluate import evaluate
 from encoder.modes import Mode
 from encoder.recipe import ModelShape, Recipe, RecipeError, Stage
 from encoder.train import (
+    Encoded,
     TrainOptions,
     encode_questions,
     make_batch,
@@ -87,13 +88,20 @@ def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
     assert resumed.epochs[2]["train_loss"] == pytest.approx(straight.epochs[2]["train_loss"])
 
 
-def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
+def _story_questions(max_entities: int) -> tuple[Encoded, Vocabulary]:
+    """The story's cloze questions (four names) encoded with a vocabulary of their own."""
     names = entity_aliases(["Anna", "Bristol", "Tom", "Clara"], " ".join(STORY.paragraphs))
     questions = build_questions(STORY, names, CLOZE, seed=3)
     vocab = Vocabulary.build(
-        [q.document.split() + q.query.split() for q in questions], max_entities=8, min_count=1
+        [q.document.split() + q.query.split() for q in questions],
+        max_entities=max_entities,
+        min_count=1,
     )
-    data = encode_questions(questions, vocab)
+    return encode_questions(questions, vocab), vocab
+
+
+def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
+    data, vocab = _story_questions(max_entities=8)
     batch = make_batch(data, list(range(6)), vocab.pad_id)
     g = torch.Generator().manual_seed(0)
     shuffled = permute_entities(batch, vocab.entity_offset, g)
@@ -115,12 +123,7 @@ def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
 
 
 def test_spread_entities_moves_names_into_all_slots(data_dir: Path) -> None:
-    names = entity_aliases(["Anna", "Bristol", "Tom", "Clara"], " ".join(STORY.paragraphs))
-    questions = build_questions(STORY, names, CLOZE, seed=3)
-    vocab = Vocabulary.build(
-        [q.document.split() + q.query.split() for q in questions], max_entities=32, min_count=1
-    )
-    data = encode_questions(questions, vocab)
+    data, vocab = _story_questions(max_entities=32)
     spread = spread_entities(data, vocab.entity_offset, torch.Generator())
     used = 1 + int(data.candidates.nonzero()[:, 1].max())  # the data's slots: 0..used-1
     assert used <= 4 and int(spread.candidates.nonzero()[:, 1].max()) >= used
