@@ -153,29 +153,15 @@ def permute_entities(
     )
 
 
-def spread_entities(data: Encoded, offset: int, generator: torch.Generator) -> Encoded:
-    """Every question's entities renumbered into random slots among all E (as training draws
-    them), one question at a time so that no padding enters the kept ids."""
-    parts = [
-        permute_entities(
-            Batch(
-                data.docs[i][None],
-                torch.tensor([len(data.docs[i])]),
-                data.queries[i][None],
-                torch.tensor([len(data.queries[i])]),
-                data.candidates[i : i + 1],
-                data.answers[i : i + 1],
-            ),
-            offset,
-            generator,
-        )
-        for i in range(len(data))
-    ]
+def spread_entities(data: Encoded, offset: int, pad_id: int, generator: torch.Generator) -> Encoded:
+    """Every question's entities renumbered into random slots among all E, as training draws
+    them: one batch of all the questions, cut back to each one's own length."""
+    b = permute_entities(make_batch(data, range(len(data)), pad_id), offset, generator)
     return Encoded(
-        [b.doc_ids[0] for b in parts],
-        [b.query_ids[0] for b in parts],
-        torch.cat([b.answers for b in parts]),
-        torch.cat([b.candidate_mask for b in parts]),
+        [ids[:n].clone() for ids, n in zip(b.doc_ids, b.doc_lengths.tolist(), strict=True)],
+        [ids[:n].clone() for ids, n in zip(b.query_ids, b.query_lengths.tolist(), strict=True)],
+        b.answers,
+        b.candidate_mask,
     )
 
 
@@ -400,7 +386,8 @@ def train_recipe(
         # asks: answering from any slot, as a document with many names needs.
         spread = torch.Generator().manual_seed(recipe.seed)
         valid_data = {
-            p: spread_entities(d, vocab.entity_offset, spread) for p, d in valid_data.items()
+            p: spread_entities(d, vocab.entity_offset, vocab.pad_id, spread)
+            for p, d in valid_data.items()
         }
     shape = recipe.model
     config = ReaderConfig(

@@ -124,7 +124,7 @@ def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
 
 def test_spread_entities_moves_names_into_all_slots(data_dir: Path) -> None:
     data, vocab = _story_questions(max_entities=32)
-    spread = spread_entities(data, vocab.entity_offset, torch.Generator())
+    spread = spread_entities(data, vocab.entity_offset, vocab.pad_id, torch.Generator())
     used = 1 + int(data.candidates.nonzero()[:, 1].max())  # the data's slots: 0..used-1
     assert used <= 4 and int(spread.candidates.nonzero()[:, 1].max()) >= used
     for i in range(len(data)):
