@@ -28,6 +28,7 @@ def spawn_env(
     queries: int,
     store_url: str,
     checkpoint_dir: Path | None,
+    workers: int = 1,
 ) -> dict[str, str]:
     env = {
         "CHEAPQA_DATA_DIR": str(workdir / "data"),
@@ -35,6 +36,7 @@ def spawn_env(
         "CHEAPQA_MODES": json.dumps(list(modes)),
         "CHEAPQA_DEFAULT_MODE": modes[0],
         "CHEAPQA_MAX_QUERIES": str(max(64, queries)),
+        "CHEAPQA_WORKERS": str(workers),
     }
     if store_url:
         # A key prefix of its own, and the worker in the same process (no `cheapqa worker`).
@@ -67,6 +69,7 @@ def load_spawned(
     store_url: str,
     checkpoint_dir: Path | None,
     random_init: bool,
+    workers: int = 1,
 ) -> LoadReport:
     """`load` against a `cheapqa serve` started for it; raises LoadError, ServerError."""
     with tempfile.TemporaryDirectory(prefix="cheapqa-loadtest-") as tmp:
@@ -74,15 +77,17 @@ def load_spawned(
         if random_init:
             vocab = corpus_vocabulary(d.text for d in docs)
             checkpoint_dir = write_random_checkpoints(workdir / "checkpoints", modes, vocab)
-        env = spawn_env(workdir, run_id, modes, queries, store_url, checkpoint_dir)
+        env = spawn_env(workdir, run_id, modes, queries, store_url, checkpoint_dir, workers)
         try:
             with serve(env, workdir / "server.log") as server:
                 report = load(server.url, server.pid)
         finally:
             if store_url:
                 forget_redis_keys(store_url, env["CHEAPQA_KEY_PREFIX"])
-    report.setup["server"] = "spawned `cheapqa serve` on loopback" + (
-        f", store {store_url}" if store_url else ", embedded store"
+    report.setup["server"] = (
+        "spawned `cheapqa serve` on loopback"
+        + (f", store {store_url}" if store_url else ", embedded store")
+        + (f", {workers} processes" if workers > 1 else "")
     )
     report.setup["checkpoints"] = (
         "random-init, default size"

@@ -28,13 +28,31 @@ class SpawnedServer:
     pid: int
 
 
+def _stat_fields(pid: int) -> list[str]:
+    # The fields after the command name, which may itself hold spaces and parentheses.
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def child_processes(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int(_stat_fields(int(entry.name))[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
 def process_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far (Linux /proc), None where unreadable."""
+    """User + system CPU time so far (Linux /proc) of a process and every process under it
+    (uvicorn's worker processes), None where the process is unreadable."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        fields = _stat_fields(pid)
+        own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
+    return own + sum(process_cpu_seconds(c) or 0.0 for c in child_processes(pid))
 
 
 class ServerError(RuntimeError):

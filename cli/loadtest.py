@@ -28,6 +28,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.random_init and not args.spawn:
         print("error: --random-init only applies to a server started with --spawn", file=sys.stderr)
         return 2
+    if args.server_workers > 1 and not args.spawn:
+        print("error: --server-workers applies to a server started with --spawn", file=sys.stderr)
+        return 2
     run_id = f"{int(time.time())}-{secrets.token_hex(3)}"
     try:
         corpus = load_corpus(args.data, args.text_file)
@@ -73,6 +76,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                 store_url=args.store_url or "",
                 checkpoint_dir=args.checkpoint_dir,
                 random_init=args.random_init,
+                workers=args.server_workers,
             )
         else:
             report = load(args.url)
@@ -114,6 +118,12 @@ def register(sub: Any) -> None:
         "--random-init",
         action="store_true",
         help="--spawn: random-init readers of the default size (timing does not need training)",
+    )
+    target.add_argument(
+        "--server-workers",
+        type=int,
+        default=1,
+        help="--spawn: server processes (CHEAPQA_WORKERS)",
     )
     target.add_argument("--api-key", default=None, help="Bearer key, when the service needs one")
     text = p.add_argument_group("documents")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import AsyncIterator
 
@@ -162,12 +163,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def serve(settings: Settings, log_level: str = "info") -> None:
-    """Serves the API until SIGTERM or SIGINT (`cheapqa serve`)."""
+    """Serves the API until SIGTERM or SIGINT (`cheapqa serve`). With `workers` > 1, uvicorn
+    starts that many processes, each building its app from the environment (`create_app()`
+    reads CHEAPQA_*), so the settings in force here are written back to it first."""
     import uvicorn
 
     check_exposure(settings)
+    if settings.workers > 1:
+        os.environ.update(CHEAPQA_HOST=settings.host, CHEAPQA_PORT=str(settings.port))
     uvicorn.run(
-        create_app(settings),
+        create_app(settings) if settings.workers == 1 else "service.app:create_app",
+        factory=settings.workers > 1,
+        workers=settings.workers,
         host=settings.host,
         port=settings.port,
         log_level=log_level,

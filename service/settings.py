@@ -66,6 +66,13 @@ class Settings(BaseSettings):
     # --- HTTP ---
     host: str = "127.0.0.1"
     port: int = 8000
+    workers: int = Field(
+        default=1,
+        ge=1,
+        description="Server processes on the one port (uvicorn workers), at most one a core: "
+        "each has its own models, batcher, metrics (GET /metrics shows one process's) and, "
+        "where it runs one, ingestion worker. BENCHMARKS.md measures what two give.",
+    )
     api_keys: SecretListSetting = Field(
         default_factory=list,
         description=f"When non-empty, /v1 routes need a Bearer key (printed masked); {LIST_FORMS}.",

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.server import child_processes
 from encoder.modes import MODES
 from tests.processes import Process, base_env, start_serve
 from tests.redis_server import free_port
@@ -132,3 +133,29 @@ def test_embedded_store_shared_with_a_separate_worker_process(
     finally:
         client.close()
     assert_clean_exit(server)
+
+
+@pytest.mark.parametrize("store", ["embedded", "redis"])
+def test_two_server_processes_on_one_port(
+    processes: list[Process], checkpoint_dir: Path, tmp_path: Path, redis_url: str, store: str
+) -> None:
+    # CHEAPQA_WORKERS=2: uvicorn's processes share the port; each loads the models and (here)
+    # runs an ingestion worker, and either may answer any request.
+    env = base_env(checkpoint_dir, tmp_path / "d")
+    env.update(CHEAPQA_WORKERS="2", CHEAPQA_SERVE_WORKER="true")
+    if store == "redis":
+        env.update(CHEAPQA_STORE_URL=redis_url, CHEAPQA_KEY_PREFIX=f"w2-{uuid.uuid4().hex[:8]}")
+    client, server = start_server(processes, env, tmp_path)
+    try:
+        assert len(serving_processes(server.proc.pid)) == 2, server.output()
+        index_and_check_answers(client, checkpoint_dir)
+    finally:
+        client.close()
+    assert_clean_exit(server)
+    assert not serving_processes(server.proc.pid)
+
+
+def serving_processes(pid: int) -> list[int]:
+    """The processes under `pid` that run the app (uvicorn's workers, not its helpers)."""
+    children = child_processes(pid)
+    return [c for c in children if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
