@@ -65,10 +65,11 @@ def _lookup(args: argparse.Namespace, settings: Settings) -> int:
             args.modes, corpus, settings, random_init=args.random_init, largest_n=max(args.ns)
         )
     except (CorpusError, ValueError) as exc:
-        print(f"error: {exc} ({CORPUS_HINT})")
+        print(f"error: {exc} ({CORPUS_HINT})", file=sys.stderr)
         return 2
     except CheckpointError as exc:
-        print(f"error: {exc} (or pass --random-init: timing does not need trained weights)")
+        hint = "or pass --random-init: timing does not need trained weights"
+        print(f"error: {exc} ({hint})", file=sys.stderr)
         return 2
     bench = run_lookup_bench(
         readers,
@@ -100,7 +101,7 @@ def _stages(args: argparse.Namespace, settings: Settings) -> int:
     try:
         doc = load_corpus(args.data, args.text_file).documents(1, args.tokens, prefix="stages")[0]
     except (CorpusError, ValueError) as exc:
-        print(f"error: {exc} ({CORPUS_HINT})")
+        print(f"error: {exc} ({CORPUS_HINT})", file=sys.stderr)
         return 2
     report = profile_in_temp_dir(
         settings,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         sources = load_sources(args.cache_dir, args.source_dir, args.wiki)
         paraphrasers = make_paraphrasers(args.cache_dir, args.seed) if args.task == "para" else None
     except SourceError as e:
-        print(f"error: {e}")
+        print(f"error: {e}", file=sys.stderr)
         return 1
     window = args.window_tokens
     if args.task == "lead":  # its bodies are read that far at least (build_lead_questions)
@@ -48,7 +49,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
             out, sources, args.task, options, args.seed, paraphrasers, progress=bar("texts")
         )
     except ValueError as e:  # what the task needs and the sources lack (lead: Wikipedia)
-        print(f"error: {e}")
+        print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"wrote {out}/{{{','.join(summary['splits'])}}}.jsonl and meta.json")
     header = f"{'split':<11}{'questions':>10}{'doc tok':>9}{'cands':>7}"

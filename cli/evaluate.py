@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         progress = bar("batches", args.json, unit="batch")
         result = evaluate(path, args.data, device=settings.device, progress=progress)
     except (CheckpointError, DataError, ValueError) as e:
-        print(f"error: {e}")
+        print(f"error: {e}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(result.as_dict()))

@@ -101,6 +101,8 @@ def evaluate(
     ckpt = load_checkpoint(checkpoint_path, device=device)
     started = time.perf_counter()
     questions, not_entities = read_any_questions(data_path, ckpt)
+    if not questions and not not_entities:
+        raise DataError(f"{data_path} holds no questions (an empty file, or blank lines only)")
     data = encode_questions(questions, ckpt.vocab)
     total = len(questions) + not_entities
     acc = accuracy(ckpt.model, data, progress) * len(questions) / max(1, total)

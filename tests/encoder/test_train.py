@@ -164,6 +164,11 @@ def test_train_and_evaluate_commands(data_dir: Path, capsys: pytest.CaptureFixtu
     assert result["count"] == 8 and result["mode"] == "gated"
     assert {"accuracy", "random", "most_frequent", "most_recent", "context_match"} <= set(result)
     assert main(["evaluate", "--checkpoint", str(data_dir / "absent.pt"), "--data", str(out)]) == 1
+    capsys.readouterr()
+    empty = data_dir / "cli" / "empty.jsonl"
+    empty.write_text("\n")
+    assert main(["evaluate", "--checkpoint", str(out), "--data", str(empty)]) == 1
+    assert "holds no questions" in capsys.readouterr().err
 
 
 def _recipe(data_dir: Path) -> Recipe:
