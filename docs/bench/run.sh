@@ -49,6 +49,11 @@ if [[ -n "${STORE_URL:-}" ]]; then  # e.g. STORE_URL=redis://127.0.0.1:6379/0 (i
       --documents 8 --tokens "$n" --queries 32 --concurrency 4 --duration "$DURATION" \
       --max-requests 20000 --quiet --json "$OUT/loadtest-redis-n$n.json" | tee -a "$OUT/run.log"
   done
+  log "loadtest over Redis: the same at n=5000 with two server processes (CHEAPQA_WORKERS=2)"
+  $CQ loadtest --spawn --store-url "$STORE_URL" --server-workers 2 "${INIT[@]}" \
+    --modes linear,softmax --documents 8 --tokens 5000 --queries 32 --concurrency 4 \
+    --duration "$DURATION" --max-requests 20000 --quiet \
+    --json "$OUT/loadtest-redis-n5000-workers2.json" | tee -a "$OUT/run.log"
   log "bench stages over Redis: linear and softmax, 32 queries, n=5000"
   for mode in linear softmax; do
     $CQ bench stages "${INIT[@]}" --store-url "$STORE_URL" --mode "$mode" --queries 32 \
