@@ -27,7 +27,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     try:
         sources = load_sources(args.cache_dir, args.source_dir, args.wiki)
-        paraphrasers = make_paraphrasers(args.cache_dir, args.seed) if args.task == "para" else None
+        paraphrasers = make_paraphrasers(args.cache_dir) if args.task == "para" else None
     except SourceError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
