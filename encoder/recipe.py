@@ -64,6 +64,9 @@ class Recipe:
     # A mode that starts from another mode's checkpoint: {"gated": "linear"} starts the gated
     # reader from the linear one with its gate open (the only such start allowed).
     init_from: dict[str, str] = field(default_factory=dict)
+    # `cheapqa data build` arguments of a data folder whose name does not say them (e.g. one
+    # built with another --seed and --stride-tokens), for the hint when it is missing.
+    builds: dict[str, str] = field(default_factory=dict)
 
     def init_path(self, mode: str) -> Path | None:
         return Path(self.init.format(mode=self.init_from.get(mode, mode))) if self.init else None
@@ -119,7 +122,9 @@ def check_data(recipe: Recipe) -> None:
     ]
     if missing:
         hints = [
-            f"cheapqa data build --task {_task_of(p.parent)} --out {p.parent}" for p in missing
+            f"cheapqa data build {recipe.builds.get(str(p.parent)) or _task_of(p.parent)} "
+            f"--out {p.parent}"
+            for p in missing
         ]
         raise RecipeError(
             "missing data: "
@@ -131,4 +136,4 @@ def check_data(recipe: Recipe) -> None:
 
 def _task_of(folder: Path) -> str:
     task, _, window = folder.name.partition("-")
-    return f"{task} --window-tokens {window}" if window.isdigit() else task
+    return f"--task {task}" + (f" --window-tokens {window}" if window.isdigit() else "")

@@ -660,8 +660,10 @@ def _open_gate(model: Reader) -> None:
 
 
 def _without_epochs(recipe: dict[str, Any]) -> dict[str, Any]:
+    """What makes a run itself: not its epochs (a run may be taken further) nor how its data
+    is built (a hint for whoever lacks it)."""
     stages = [{k: v for k, v in s.items() if k != "epochs"} for s in recipe["stages"]]
-    return {**recipe, "stages": stages}
+    return {k: v for k, v in recipe.items() if k != "builds"} | {"stages": stages}
 
 
 def _concat(parts: Sequence[Encoded]) -> Encoded:

@@ -15,7 +15,7 @@ from encoder.data.questions import write_questions
 from encoder.entities import entity_aliases
 from encoder.evaluate import evaluate
 from encoder.modes import Mode
-from encoder.recipe import ModelShape, Recipe, RecipeError, Stage
+from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data, load_recipe
 from encoder.train import (
     Encoded,
     TrainOptions,
@@ -303,3 +303,34 @@ def test_a_recipe_adds_the_mention_prior_to_an_earlier_reader(
     (tmp_path / "back").mkdir()
     with pytest.raises(RecipeError, match="mention_prior"):
         train_recipe(back, "gated", tmp_path / "back" / "gated.pt", log=lambda _: None)
+
+
+RECIPES = sorted(Path(__file__).resolve().parents[2].joinpath("encoder", "recipes").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.name)
+def test_every_shipped_recipe_loads_and_says_how_its_data_is_built(path: Path) -> None:
+    recipe = load_recipe(path)
+    assert recipe.stages and recipe.validation
+    for folder in [*recipe.data_dirs(), *recipe.validation]:
+        task, _, window = folder.name.partition("-")
+        # A folder named <task>-<window> is what `cheapqa data build --task T --window-tokens
+        # N` writes by default; any other needs its build arguments in the recipe.
+        assert window.isdigit() or str(folder) in recipe.builds, folder
+        assert task in ("find", "para", "infer", "lead"), folder
+
+
+def test_missing_data_names_the_command_that_builds_it(tmp_path: Path) -> None:
+    plain, resampled = tmp_path / "para-400", tmp_path / "infer-200-s23"
+    recipe = Recipe(
+        stages=(Stage("mix", ((plain, 1.0), (resampled, 1.0)), 1, 1e-3),),
+        validation=(plain,),
+        builds={str(resampled): "--task infer --window-tokens 200 --seed 23"},
+    )
+    with pytest.raises(RecipeError) as err:
+        check_data(recipe)
+    message = str(err.value)
+    assert f"cheapqa data build --task para --window-tokens 400 --out {plain}" in message
+    assert f"cheapqa data build --task infer --window-tokens 200 --seed 23 --out {resampled}" in (
+        message
+    )
