@@ -474,9 +474,13 @@ def train_recipe(
     if start is not None:  # what the starting weights were trained on, kept for the record
         init: dict[str, Any] = {"checkpoint": str(recipe.init_path(mode))}
         init["model_id"] = start.model_id
-        # ... and what that checkpoint went on from in turn: the whole chain of recipes.
-        keep = ("recipe", "history", "data", "init")
+        # ... and what that checkpoint went on from in turn: the whole chain of recipes. A data
+        # set this run describes too is not described again (checkpoints stay a few MB).
+        keep = ("recipe", "history", "init")
         init.update({k: start.meta[k] for k in keep if k in start.meta})
+        described = {str(p) for p in [*recipe.data_dirs(), *recipe.validation]}
+        earlier_data = start.meta.get("data", {})
+        init["data"] = {k: v for k, v in earlier_data.items() if k not in described}
         meta_base["init"] = init
 
     if start is not None and not history.epochs and pos == _Position():

@@ -249,6 +249,10 @@ def test_a_recipe_goes_on_from_an_earlier_checkpoint(data_dir: Path, tmp_path: P
     ckpt = load_checkpoint(tmp_path / "more.pt")
     assert ckpt.vocab == start.vocab
     assert ckpt.meta["init"]["model_id"] == start.model_id
+    assert ckpt.meta["init"]["recipe"] == start.meta["recipe"]
+    # The same data set is described once, by the later run (the chain stays small).
+    assert str(data_dir) in start.meta["data"] and str(data_dir) in ckpt.meta["data"]
+    assert ckpt.meta["init"]["data"] == {}
     assert ckpt.model.config.length_norm == "sqrt"
     assert len(history.epochs) == 1
     for name, tensor in start.model.state_dict().items():
