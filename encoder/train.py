@@ -464,12 +464,13 @@ def train_recipe(
         f"{sum(p.numel() for p in model.parameters())} parameters, "
         f"{len(recipe.stages)} stages"
     )
+    described = {str(p): data_meta(p) for p in [*recipe.data_dirs(), *recipe.validation]}
     meta_base = {
         "recipe": recipe.as_dict(),
         "train_questions": {str(p): len(d) for p, d in train_data.items()},
         "validation_questions": {str(p): len(d) for p, d in valid_data.items()},
         "glove_words": glove_words,
-        "data": {str(p): data_meta(p) for p in [*recipe.data_dirs(), *recipe.validation]},
+        "data": described,
     }
     if start is not None:  # what the starting weights were trained on, kept for the record
         init: dict[str, Any] = {"checkpoint": str(recipe.init_path(mode))}
@@ -478,7 +479,6 @@ def train_recipe(
         # set this run describes too is not described again (checkpoints stay a few MB).
         keep = ("recipe", "history", "init")
         init.update({k: start.meta[k] for k in keep if k in start.meta})
-        described = {str(p) for p in [*recipe.data_dirs(), *recipe.validation]}
         earlier_data = start.meta.get("data", {})
         init["data"] = {k: v for k, v in earlier_data.items() if k not in described}
         meta_base["init"] = init
