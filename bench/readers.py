@@ -3,7 +3,8 @@
     cheapqa bench readers --checkpoint-dir encoder/checkpoints --data data
 
 A set is `<data>/<name>/<split>.jsonl`; the defaults are the recipe's tasks and lengths plus
-the other-domain sets (Wikipedia at 200 and 800 tokens, and lead -> body). Sets that are not
+the other-domain sets (Wikipedia's test articles at 200 and 800 tokens, infer at 400, and
+lead -> body), lead -> body on the books' test chapters, and Reuters news stories. Sets that are not
 built are skipped and said so.
 """
 
@@ -26,7 +27,12 @@ DEFAULT_SETS = (
     ("infer-200", "test"),
     ("para-200", "wiki_test"),
     ("para-800", "wiki_test"),  # ~35 names a document: slots far beyond a training window's
-    ("para-800", "lead_test"),
+    ("para-800", "lead_test"),  # Wikipedia's test articles (`wiki_splits`)
+    ("wiki-infer-400", "test"),  # the wiki domain's test split: the same articles
+    ("lead-800", "test"),  # lead -> body on the books' test chapters
+    ("para-200", "news_test"),  # Reuters stories (r-cran-tm): real news, never trained on
+    ("infer-200", "news_test"),
+    ("lead-800", "news_test"),
 )
 BASELINES = ("random", "most_frequent", "context_match", "bag_of_words")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.progress import bar
+from encoder.data.build import DOMAINS, MIN_NAME_COUNT
 from service.settings import Settings
 
 DEFAULT_TASK = "para"
@@ -43,12 +44,21 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         max_questions_per_window=args.max_questions_per_window,
         max_entities=args.max_entities,
     )
-    out = args.out or Path("data") / f"{args.task}-{window}"
+    prefix = "" if args.domain == "books" else f"{args.domain}-"
+    out = args.out or Path("data") / f"{prefix}{args.task}-{window}"
     try:
         summary = build_dataset(
-            out, sources, args.task, options, args.seed, paraphrasers, progress=bar("texts")
+            out,
+            sources,
+            args.task,
+            options,
+            args.seed,
+            paraphrasers,
+            progress=bar("texts"),
+            min_name_count=args.min_name_count,
+            domain=args.domain,
         )
-    except ValueError as e:  # what the task needs and the sources lack (lead: Wikipedia)
+    except ValueError as e:  # what the build needs and the sources lack (wiki: gensim)
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"wrote {out}/{{{','.join(summary['splits'])}}}.jsonl and meta.json")
@@ -94,12 +104,26 @@ def register(sub: Any) -> None:
         help="find: the question's sentence stays in the document (find it, read the name); "
         "para: it stays, and the question is a paraphrase of it (WordNet synonyms, dropped and "
         "reordered words); infer: it is removed and the answer is inferred from the rest of "
-        "the window. With gensim, wiki_test (same task) and lead_test (lead -> body) are added. "
-        "lead: only the lead -> body questions (a test set; needs gensim)",
+        "the window; lead: a name of a chapter's (an article's) first paragraph, answered from "
+        "the body (800 tokens at least). With gensim, wiki_test (same task) and lead_test "
+        "(lead -> body) on Wikipedia's test articles are added.",
     )
     b.add_argument("--query-before", type=int, default=16, help="question words before the blank")
     b.add_argument("--query-after", type=int, default=3, help="question words after the blank")
     b.add_argument("--max-questions-per-window", type=int, default=8)
+    b.add_argument(
+        "--domain",
+        choices=DOMAINS,
+        default="books",
+        help="books: Austen's novels and Moby Dick; wiki: gensim's Wikipedia sample, split by "
+        "article (needs gensim; writes data/wiki-<task>-<window>)",
+    )
+    b.add_argument(
+        "--min-name-count",
+        type=int,
+        default=MIN_NAME_COUNT,
+        help="a book's name is an entity from this many mentions (1: every name, as served)",
+    )
     b.add_argument("--max-entities", type=int, default=256, help="entity slots (the model's E)")
     wiki = b.add_mutually_exclusive_group()
     wiki.add_argument(

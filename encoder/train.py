@@ -85,7 +85,10 @@ def encode_questions(questions: Sequence[Question], vocab: Vocabulary) -> Encode
         slot = entity_index(q.answer)
         slots = [entity_index(c) for c in q.candidates]
         if slot is None or slot >= E:
-            raise ValueError(f"{q.id}: entity slots beyond the model's {E}")
+            raise ValueError(
+                f"{q.id}: entity slots beyond the model's {E} (build the set with "
+                f"`cheapqa data build --max-entities {E}`)"
+            )
         answers[i] = slot
         # Markers beyond E read as unknown words; they cannot be answers.
         candidates[i, [s for s in slots if s is not None and s < E]] = True

@@ -8,8 +8,9 @@ finder the service uses too.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from encoder.data.questions import Question, baselines, write_questions
 from encoder.data.sources import Text
 from encoder.entities import Entity, find_entities
 
-TASKS = ("find", "para", "infer", "lead")  # lead: a test set only (Wikipedia, gensim)
+TASKS = ("find", "para", "infer", "lead")
 SPLITS: dict[str, tuple[str, ...]] = {
     "train": ("emma", "mansfieldpark", "prideprejudice", "sensesensibility"),
     "validation": ("northangerabbey",),
@@ -34,11 +35,40 @@ def moby_dick_split(chapter_name: str) -> str:
     return {8: "validation", 9: "test"}.get(number % 10, "train")
 
 
+WIKI_SPLIT = (("train", 0.45), ("validation", 0.15), ("test", 0.40))  # shares of the words
+
+
+def wiki_splits(articles: Iterable[Text]) -> dict[str, str]:
+    """Article name -> split: the articles in the order of a hash of their names, cut where
+    the running word count passes 45% (train) and 60% (validation; the rest test). Articles
+    differ a hundredfold in length, so shares of words, not of articles. Books builds test on
+    the test articles only (wiki_test, lead_test): a reader trained on the wiki domain's train
+    split is tested on articles it never read."""
+    ordered = sorted(articles, key=lambda a: zlib.crc32(a.name.encode()))
+    words = [sum(len(p.split()) for p in a.paragraphs) for a in ordered]
+    total, seen, out = sum(words), 0, {}
+    for article, n in zip(ordered, words, strict=True):
+        cut = 0.0
+        for split, share in WIKI_SPLIT:
+            cut += share
+            if seen < cut * total or split == "test":
+                out[article.name] = split
+                break
+        seen += n
+    return out
+
+
+DOMAINS = ("books", "wiki")  # what a build's train/validation/test splits are made of
+
+
 @dataclass(frozen=True)
 class Sources:
     novels: dict[str, Text]  # Austen, by name (see SPLITS)
     moby_dick: list[Text]  # chapters, named "mobydick:NNN"
     wiki: list[Text]  # articles; empty without gensim
+    # Austen's chapters, named "<novel>:NNN", for the lead task (a novel without: one chapter)
+    novel_chapters: dict[str, list[Text]] = field(default_factory=dict)
+    news: list[Text] = field(default_factory=list)  # Reuters stories "news:...": test only
 
 
 def cloze_options(task: str, **kwargs: Any) -> ClozeOptions:
@@ -51,23 +81,46 @@ def cloze_options(task: str, **kwargs: Any) -> ClozeOptions:
     )
 
 
-def _texts_by_split(sources: Sources) -> dict[str, list[Text]]:
+def _texts_by_split(sources: Sources, domain: str, chapters: bool) -> dict[str, list[Text]]:
+    """The texts of each split. books: whole novels (windows run across chapters) or, for the
+    lead task, their chapters, and Moby Dick by chapter; wiki: articles by `wiki_splits`."""
+    if domain == "wiki":
+        wiki: dict[str, list[Text]] = {split: [] for split in SPLITS}
+        of = wiki_splits(sources.wiki)
+        for article in sources.wiki:
+            wiki[of[article.name]].append(article)
+        return wiki
     out: dict[str, list[Text]] = {
-        split: [sources.novels[n] for n in names] for split, names in SPLITS.items()
+        split: [
+            t
+            for n in names
+            for t in (
+                sources.novel_chapters.get(n, [sources.novels[n]])
+                if chapters
+                else [sources.novels[n]]
+            )
+        ]
+        for split, names in SPLITS.items()
     }
     for chapter in sources.moby_dick:
         out[moby_dick_split(chapter.name)].append(chapter)
     return out
 
 
+ARTICLE_PREFIXES = ("wiki:", "news:")  # texts with names of their own, every one counted
+
+
 def _book(name: str) -> str:
-    """A book's chapters share their names ("mobydick:chapter-12" -> "mobydick"); a Wikipedia
-    article ("wiki:Anarchism") is a text of its own, with its own names."""
-    return name if name.startswith("wiki:") else name.split(":", 1)[0]
+    """A book's chapters share their names ("mobydick:chapter-12" -> "mobydick"); an article
+    ("wiki:Anarchism", "news:crude-reut-00002") is a text of its own, with its own names."""
+    return name if name.startswith(ARTICLE_PREFIXES) else name.split(":", 1)[0]
 
 
-def _entities_of(texts: Iterable[Text]) -> Callable[[Text], list[Entity]]:
-    """The finder run over a whole book once (names recur across chapters), cached per book."""
+def _entities_of(
+    texts: Iterable[Text], min_name_count: int = MIN_NAME_COUNT
+) -> Callable[[Text], list[Entity]]:
+    """The finder run over a whole book once (names recur across chapters), cached per book;
+    a book's names count from `min_name_count` mentions, an article's from one."""
     texts = list(texts)
     cache: dict[str, list[Entity]] = {}
 
@@ -75,7 +128,7 @@ def _entities_of(texts: Iterable[Text]) -> Callable[[Text], list[Entity]]:
         book = _book(text.name)
         if book not in cache:
             whole = " ".join(p for t in texts if _book(t.name) == book for p in t.paragraphs)
-            min_count = 1 if text.name.startswith("wiki:") else MIN_NAME_COUNT
+            min_count = 1 if text.name.startswith(ARTICLE_PREFIXES) else min_name_count
             cache[book] = find_entities(whole, min_count=min_count)
         return cache[book]
 
@@ -90,42 +143,60 @@ def build_dataset(
     seed: int,
     paraphrasers: dict[str, Paraphrase] | None = None,
     progress: Callable[[Iterable[Text]], Iterable[Text]] = lambda texts: texts,
+    min_name_count: int = MIN_NAME_COUNT,
+    domain: str = "books",
 ) -> dict[str, Any]:
     """Write <split>.jsonl files and meta.json into out_dir; return the summary (meta).
 
+    domain: "books" (novels and Moby Dick; with Wikipedia, `wiki_test` adds the same task on
+    the test articles and, but for the lead task, whose `wiki_test` it is, `lead_test` their
+    lead -> body questions; with the Reuters stories, `news_test` the task on them) or "wiki"
+    (every split from Wikipedia, by article).
     paraphrasers: split -> paraphrase (the para task; test and validation use synonym pairs
-    the training split never sees). With Wikipedia, `wiki_test` holds the same task on
-    articles and `lead_test` the lead -> body questions.
+    the training split never sees). The lead task asks about the first paragraph of a chapter
+    (an article) from its body.
     """
     if task == "para" and not paraphrasers:
         raise ValueError("the para task needs paraphrasers")
-    if task == "lead" and not sources.wiki:
-        raise ValueError("the lead task needs gensim's Wikipedia sample: pip install gensim")
+    if domain not in DOMAINS:
+        raise ValueError(f"domain must be one of {DOMAINS}, got {domain!r}")
+    if domain == "wiki" and not sources.wiki:
+        raise ValueError("the wiki domain needs gensim's Wikipedia sample: pip install gensim")
     out_dir.mkdir(parents=True, exist_ok=True)
-    by_split = _texts_by_split(sources)
-    all_texts = [t for texts in by_split.values() for t in texts] + list(sources.wiki)
-    entities = _entities_of(all_texts)
-    splits: dict[str, list[Question]] = {}
-    if task == "lead":  # Wikipedia only, all of it a test set: nothing trains on it
-        by_split = {"test": list(sources.wiki)}
-        splits["test"] = _lead_questions(sources.wiki, entities, options, seed, progress)
-    else:
-        for split, texts in [*by_split.items(), ("wiki_test", list(sources.wiki))]:
-            para = (paraphrasers or {}).get("train" if split == "train" else "test")
-            splits[split] = [
-                q
-                for text in progress(texts)
-                for q in build_questions(text, entities(text), options, seed, para)
-            ]
-        if sources.wiki:
-            splits["lead_test"] = _lead_questions(sources.wiki, entities, options, seed)
-        else:
-            del splits["wiki_test"]
+    by_split = _texts_by_split(sources, domain, chapters=task == "lead")
+    of = wiki_splits(sources.wiki)
+    tested = [] if domain == "wiki" else [a for a in sources.wiki if of[a.name] == "test"]
+    news = [] if domain == "wiki" else list(sources.news)
+    all_texts = [t for texts in by_split.values() for t in texts] + tested + news
+    entities = _entities_of(all_texts, min_name_count)
+    train_para, test_para = ((paraphrasers or {}).get(s) for s in ("train", "test"))
+
+    def ask(texts: list[Text], para: Paraphrase | None) -> list[Question]:
+        if task == "lead":
+            return _lead_questions(texts, entities, options, seed, progress)
+        return [
+            q
+            for text in progress(texts)
+            for q in build_questions(text, entities(text), options, seed, para)
+        ]
+
+    splits = {
+        split: ask(texts, train_para if split == "train" else test_para)
+        for split, texts in by_split.items()
+    }
+    if tested:
+        splits["wiki_test"] = ask(tested, test_para)
+        if task != "lead":
+            splits["lead_test"] = _lead_questions(tested, entities, options, seed)
+    if news:
+        splits["news_test"] = ask(news, test_para)
     summary: dict[str, Any] = {
         "task": task,
         "description": "entity cloze on real text (see docs/DATA.md)",
         "seed": seed,
+        "domain": domain,
         "options": asdict(options),
+        "min_name_count": min_name_count,
         "sources": {
             split: sorted({t.name.split(":", 1)[0] for t in texts})
             for split, texts in by_split.items()
@@ -167,19 +238,28 @@ def load_sources(cache_dir: Path, source_dir: Path | None, wiki: bool | None) ->
     """Fetch (once, into cache_dir) and read the texts. wiki: None = when gensim is there."""
     from encoder.data.sources import (
         SourceError,
-        austen_novels,
+        austen_chapters,
         find_wiki_sample,
         locate_janeaustenr,
         moby_dick_chapters,
+        reuters_articles,
+        whole_novel,
         wiki_articles,
     )
 
-    novels = austen_novels(locate_janeaustenr(source_dir, cache_dir))
+    chapters = austen_chapters(locate_janeaustenr(source_dir, cache_dir))
+    novels = {name: whole_novel(name, texts) for name, texts in chapters.items()}
     sample = find_wiki_sample() if wiki is not False else None
     if sample is None and wiki:
         raise SourceError("--wiki needs gensim (pip install gensim) and its test data")
     articles = list(wiki_articles(sample)) if sample is not None else []
-    return Sources(novels=novels, moby_dick=moby_dick_chapters(cache_dir), wiki=articles)
+    return Sources(
+        novels,
+        moby_dick_chapters(cache_dir),
+        articles,
+        novel_chapters=chapters,
+        news=reuters_articles(cache_dir),
+    )
 
 
 # The synonym pairs held out for validation and test are the same whatever a build's --seed:

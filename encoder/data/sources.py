@@ -87,35 +87,47 @@ def read_lazyload(stem: Path) -> dict[str, object]:
 
 
 _HEADING = re.compile(r"^\s*(chapter|volume)\b", re.IGNORECASE)
+_CHAPTER = re.compile(r"^\s*chapter\b", re.IGNORECASE)
 
 
-def _paragraphs(lines: list[str]) -> list[str]:
-    """Join a novel's lines into paragraphs; drop the title page and chapter headings."""
+def _chapters(lines: list[str]) -> list[list[str]]:
+    """A novel's lines joined into paragraphs, chapter by chapter (a "Chapter" heading starts
+    one); the title page and the headings are dropped."""
     first = next((i for i, line in enumerate(lines) if _HEADING.match(line)), 0)
-    paragraphs: list[str] = []
+    chapters: list[list[str]] = [[]]
     current: list[str] = []
     for line in [*lines[first:], ""]:
         line = line.strip()
         is_heading = bool(_HEADING.match(line)) or (line.isupper() and len(line.split()) < 8)
         if not line or is_heading:
             if current:
-                paragraphs.append(" ".join(current))
+                chapters[-1].append(" ".join(current))
             current = []
+            if _CHAPTER.match(line) and chapters[-1]:
+                chapters.append([])
         else:
             current.append(line)
-    return paragraphs
+    return [c for c in chapters if c]
 
 
-def austen_novels(stem: Path) -> dict[str, Text]:
-    """The six novels by name (see NOVELS), as paragraphs."""
+def austen_chapters(stem: Path) -> dict[str, list[Text]]:
+    """The six novels by name (see NOVELS), each a list of chapters named `<novel>:NNN`."""
     objects = read_lazyload(stem)
     missing = [n for n in NOVELS if n not in objects]
     if missing:
         raise SourceError(f"{stem} lacks the novels {missing}")
     return {
-        n: Text(name=n, paragraphs=_paragraphs([str(x) for x in objects[n]]))  # type: ignore[attr-defined]
+        n: [
+            Text(name=f"{n}:{i:03d}", paragraphs=chapter)
+            for i, chapter in enumerate(_chapters([str(x) for x in objects[n]]), 1)  # type: ignore[attr-defined]
+        ]
         for n in NOVELS
     }
+
+
+def whole_novel(name: str, chapters: list[Text]) -> Text:
+    """A novel as one text: its chapters' paragraphs in order (windows run across chapters)."""
+    return Text(name=name, paragraphs=[p for c in chapters for p in c.paragraphs])
 
 
 def find_wiki_sample() -> Path | None:
@@ -207,3 +219,25 @@ def _find_rdata_named(root: Path, package: str) -> Path:
         if rdx.parent.name == "data" and rdx.parent.parent.name == package:
             return rdx.with_suffix("")
     raise SourceError(f"no {package}/data/Rdata.rdx under {root}")
+
+
+TM_PACKAGE = "r-cran-tm"  # ships 70 Reuters-21578 newswire stories (topics crude and acq)
+
+
+def reuters_articles(cache_dir: Path) -> list[Text]:
+    """The Reuters stories of r-cran-tm, one Text each (named `news:<topic>-<file>`), its
+    paragraphs as the wire indented them: real news, a test domain only (70 short stories)."""
+    import xml.etree.ElementTree as ET
+
+    root = fetch_debian_package(TM_PACKAGE, cache_dir)
+    articles = []
+    for path in sorted(root.rglob("texts/*/reut-*.xml")):
+        body = ET.parse(path).getroot().findtext("TEXT/BODY") or ""
+        # The wire's trailer, and the <...> it puts around company names.
+        body = re.sub(r"\s*Reuter\s*$", "", body).replace("<", "").replace(">", "")
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s{2,}", body) if p.strip()]
+        if paragraphs:
+            articles.append(Text(f"news:{path.parent.name}-{path.stem}", paragraphs))
+    if not articles:
+        raise SourceError(f"{root} holds no texts/*/reut-*.xml; an unexpected package version?")
+    return articles

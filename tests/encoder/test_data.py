@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from encoder.data.build import SPLITS, Sources
 from encoder.data.cloze import ClozeOptions, build_questions
 from encoder.data.questions import (
     DataError,
@@ -15,7 +16,7 @@ from encoder.data.questions import (
     read_questions,
     write_questions,
 )
-from encoder.data.sources import Text, _paragraphs
+from encoder.data.sources import Text, _chapters
 from encoder.entities import entity_aliases, find_entities
 from encoder.text import PLACEHOLDER, tokenize
 
@@ -31,6 +32,7 @@ STORY = Text(
     * 3,
 )
 NAMES = ["Anna", "Bristol", "Tom", "Clara", "Dover"]
+SPLIT_NOVELS = {name for names in SPLITS.values() for name in names}
 
 
 def _build(**kw: bool) -> list[Question]:
@@ -126,9 +128,26 @@ def test_baselines_on_hand_made_questions() -> None:
     assert b.context_match == pytest.approx(1.0)  # "x" before the blank in a, "y" after it in b
 
 
-def test_paragraphs_drop_headings() -> None:
-    lines = ["EMMA", "", "By Jane Austen", "", "CHAPTER I", "", "One line", "and more.", "", "Two."]
-    assert _paragraphs(lines) == ["One line and more.", "Two."]
+def test_chapters_drop_headings_and_split_at_each_chapter() -> None:
+    lines = [
+        "EMMA",
+        "",
+        "By Jane Austen",
+        "",
+        "VOLUME I",
+        "",
+        "CHAPTER I",
+        "",
+        "One line",
+        "and more.",
+        "",
+        "Two.",
+        "",
+        "CHAPTER II",
+        "",
+        "Three.",
+    ]
+    assert _chapters(lines) == [["One line and more.", "Two."], ["Three."]]
 
 
 def _built(split: str) -> Path:
@@ -188,7 +207,9 @@ def test_data_build_command_on_the_unpacked_package(
     assert "random" in printed and "frequent" in printed
     assert all(line.split()[0] in printed for line in ("train", "validation", "test"))
     meta = json.loads((out / "meta.json").read_text())
-    assert set(meta["splits"]) == {"train", "validation", "test"}
+    # The Reuters stories of r-cran-tm: a real-news test set beside every books build.
+    assert set(meta["splits"]) == {"train", "validation", "test", "news_test"}
+    assert meta["splits"]["news_test"]["questions"] > 100
     assert meta["splits"]["train"]["questions"] > 4000
     first = (out / "test.jsonl").read_text()
     assert main([*args, "--max-questions-per-window", "2"]) == 0  # deterministic
@@ -206,28 +227,91 @@ def _article(title: str, subject: str, other: str, extra: str) -> Text:
     return Text(f"wiki:{title}", [lead, *body])
 
 
-def test_lead_task_builds_a_test_set_from_each_article_alone(tmp_path: Path) -> None:
-    from encoder.data.build import SPLITS, Sources, build_dataset, cloze_options
-
-    novels = {
-        name: Text(name, [STORY.paragraphs[0]]) for names in SPLITS.values() for name in names
+def _sources_with_wiki() -> Sources:
+    chapter = Text("x", STORY.paragraphs[:5])
+    novels = {name: Text(name, STORY.paragraphs) for names in SPLITS.values() for name in names}
+    chapters = {
+        name: [Text(f"{name}:{i:03d}", chapter.paragraphs) for i in (1, 2)] for name in novels
     }
     # "Marigold" is a ship's name in Cray's article; in Alport's only a sentence's first
     # word, once: no name there.
+    places = ["Alport", "Cray", "Dunmere", "Esker", "Fenwick", "Garth", "Holm", "Ivel"]
     wiki = [
-        _article("Alport", "Alport", "Brandholm", "Marigold grew on its hills."),
-        _article("Cray", "Cray", "Dunmere", "Then the ship Marigold came in."),
-    ]
-    sources = Sources(novels=novels, moby_dick=[], wiki=wiki)
-    options = cloze_options("lead", window_tokens=800)
-    summary = build_dataset(tmp_path / "lead", sources, "lead", options, seed=3)
-    assert set(summary["splits"]) == {"test"}
-    questions = list(read_questions(tmp_path / "lead" / "test.jsonl"))
-    assert questions and all(q.id.startswith("wiki:") and "-lead-" in q.id for q in questions)
-    alport = [q for q in questions if q.id.startswith("wiki:Alport")]
-    assert alport
-    for q in alport:
-        # Alport's documents name only its two places: the finder ran on the article alone.
-        assert len(q.candidates) == 2, (q.id, q.document)
+        _article(p, p, "Brandholm", "Marigold grew on its hills." if p == "Alport" else "")
+        for p in places[:2]
+    ] + [_article(p, p, "Dunmere", "Then the ship Marigold came in.") for p in places[2:]]
+    return Sources(novels=novels, moby_dick=[], wiki=wiki, novel_chapters=chapters)
+
+
+def test_wiki_articles_are_split_by_article_and_books_test_only_the_test_ones(
+    tmp_path: Path,
+) -> None:
+    from encoder.data.build import build_dataset, cloze_options, wiki_splits
+
+    sources = _sources_with_wiki()
+    of = wiki_splits(sources.wiki)
+    assert set(of) == {a.name for a in sources.wiki}
+    assert {"train", "test"} <= set(of.values())
+    assert of == wiki_splits(reversed(sources.wiki))  # by name, not by order
+
+    def articles(path: Path) -> set[str]:
+        return {q.id.split("-")[0] for q in read_questions(path)}
+
+    options = cloze_options("find", window_tokens=60, min_query_tokens=4)
+    wiki = build_dataset(tmp_path / "w", sources, "find", options, seed=3, domain="wiki")
+    assert set(wiki["splits"]) == {"train", "validation", "test"}
+    for split in ("train", "test"):
+        expected = {name for name, s in of.items() if s == split}
+        assert articles(tmp_path / "w" / f"{split}.jsonl") <= expected
+    assert articles(tmp_path / "w" / "train.jsonl")
+    books = build_dataset(tmp_path / "b", sources, "find", options, seed=3)
+    assert {"wiki_test", "lead_test"} <= set(books["splits"])
+    tested = {name for name, s in of.items() if s == "test"}
+    assert articles(tmp_path / "b" / "wiki_test.jsonl") <= tested
+    assert articles(tmp_path / "b" / "lead_test.jsonl") <= tested
     with pytest.raises(ValueError, match="gensim"):
-        build_dataset(tmp_path / "none", Sources(novels, [], []), "lead", options, seed=3)
+        build_dataset(
+            tmp_path / "n", Sources(sources.novels, [], []), "find", options, 3, domain="wiki"
+        )
+
+
+def test_lead_task_asks_about_a_chapters_first_paragraph_from_its_body(tmp_path: Path) -> None:
+    from encoder.data.build import build_dataset, cloze_options
+
+    sources = _sources_with_wiki()
+    options = cloze_options("lead", window_tokens=800, min_query_tokens=4)
+    summary = build_dataset(tmp_path / "lead", sources, "lead", options, seed=3)
+    assert set(summary["splits"]) == {"train", "validation", "test", "wiki_test"}
+    first = set(tokenize(sources.novel_chapters["emma"][0].paragraphs[0].lower()))
+    train = list(read_questions(tmp_path / "lead" / "train.jsonl"))
+    assert train and all("-lead-" in q.id and q.id.split(":")[0] in SPLIT_NOVELS for q in train)
+    for q in train:
+        # The question comes from the first paragraph, which the document does not hold.
+        assert (
+            q.document.split()[:5] != tokenize(sources.novel_chapters["emma"][0].paragraphs[0])[:5]
+        )
+        assert {t for t in tokenize(q.query) if not t.startswith("@")} <= first | {PLACEHOLDER}
+    wiki = list(read_questions(tmp_path / "lead" / "wiki_test.jsonl"))
+    assert wiki and all(q.id.startswith("wiki:") for q in wiki)
+    for q in wiki:
+        if q.id.startswith("wiki:Alport"):
+            # Alport's documents name only its two places: the finder ran on the article alone.
+            assert len(q.candidates) == 2, (q.id, q.document)
+
+
+def test_reuters_stories_from_the_unpacked_package(tmp_path: Path) -> None:
+    from encoder.data.sources import TM_PACKAGE, reuters_articles
+
+    texts = tmp_path / TM_PACKAGE / "usr" / "lib" / "R" / "site-library" / "tm" / "texts"
+    (texts / "crude").mkdir(parents=True)
+    (texts / "crude" / "reut-00002.xml").write_text(
+        '<?xml version="1.0"?>\n<REUTERS><TEXT><TITLE>OIL</TITLE><BODY>OPEC may meet, '
+        "said\nDaniel Yergin of &lt;Cambridge Energy&gt;.\n    He said &quot;soon&quot;.\n"
+        " Reuter</BODY></TEXT></REUTERS>\n"
+    )
+    (story,) = reuters_articles(tmp_path)
+    assert story.name == "news:crude-reut-00002"
+    assert story.paragraphs == [
+        "OPEC may meet, said Daniel Yergin of Cambridge Energy.",
+        'He said "soon".',
+    ]
