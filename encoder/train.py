@@ -272,11 +272,15 @@ class History:
 
 
 def data_meta(data_dir: Path) -> dict[str, Any]:
-    """The data set's meta.json (how its questions were built), {} when there is none."""
+    """How the data set's questions were built (its meta.json, each split's baselines left
+    out: a checkpoint carries this for every set of its recipe chain and must stay a few MB;
+    `cheapqa data build` prints them again), {} when there is no meta.json."""
     path = data_dir / "meta.json"
     if not path.is_file():
         return {}
     meta: dict[str, Any] = json.loads(path.read_text())
+    splits = meta.get("splits", {})
+    meta["splits"] = {k: {"questions": v.get("questions")} for k, v in splits.items()}
     return meta
 
 
