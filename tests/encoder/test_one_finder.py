@@ -11,7 +11,7 @@ from encoder.data.build import MIN_NAME_COUNT, _entities_of
 from encoder.data.sources import Text
 
 NEWS = Text(
-    name="news:1",
+    name="story:1",  # a book's chapter: names count from MIN_NAME_COUNT mentions
     paragraphs=[
         "Prime Minister Theresa May met Pervez Musharraf at the United Nations. "
         "Musharraf said the UN would help. May agreed with Musharraf.",
