@@ -1,8 +1,9 @@
 """`cheapqa data build`: an entity-cloze data set (JSONL) from real text, split by source.
 
-Sources: Jane Austen's six novels (split by novel), Moby Dick (split by chapter), and gensim's
-Wikipedia sample (a second domain, test only). The names are found by `encoder.entities`, the
-finder the service uses too.
+Sources: Jane Austen's six novels (split by novel), Moby Dick (split by chapter), gensim's
+Wikipedia sample (a second domain, split by article: tested beside every books build, or a
+build of its own with `domain="wiki"`) and 70 Reuters stories (real news, test only). The
+names are found by `encoder.entities`, the finder the service uses too.
 """
 
 from __future__ import annotations

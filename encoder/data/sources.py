@@ -1,6 +1,7 @@
-"""Real text to build questions from: Jane Austen's six novels (Debian's r-cran-janeaustenr) and,
-optionally, gensim's shortened English Wikipedia sample. Nothing of either is committed: the
-text is fetched with the system's package tools into a cache folder and read from there.
+"""Real text to build questions from: Jane Austen's six novels (Debian's r-cran-janeaustenr),
+Moby Dick (r-cran-tokenizers), 70 Reuters news stories (r-cran-tm) and, optionally, gensim's
+shortened English Wikipedia sample. None of it is committed: the text is fetched with the
+system's package tools into a cache folder and read from there.
 """
 
 from __future__ import annotations
