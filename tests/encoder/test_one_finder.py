@@ -50,3 +50,18 @@ def test_both_call_the_one_finder(monkeypatch: pytest.MonkeyPatch) -> None:
     _entities_of([NEWS])(NEWS)
     anonymise_document(NEWS.paragraphs[0], max_entities=8)
     assert calls == [" ".join(NEWS.paragraphs), NEWS.paragraphs[0]]
+
+
+def test_an_article_counts_every_name_a_book_only_recurring_ones() -> None:
+    """A Wikipedia article or a Reuters story is a text of its own, and every name counts, as
+    in a posted document; a book's chapters share their book's names, MIN_NAME_COUNT up."""
+    paragraph = "Daniel Yergin met Paul Mlotok in Houston. Yergin said prices would rise."
+    for name in ("wiki:Oil", "news:crude-reut-00002"):
+        article = Text(name, [paragraph])
+        assert [e.name for e in _entities_of([article])(article)] == [
+            "Daniel Yergin",
+            "Paul Mlotok",
+            "Houston",
+        ]
+    chapter = Text("novel:001", [paragraph])
+    assert _entities_of([chapter])(chapter) == []
