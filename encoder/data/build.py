@@ -82,15 +82,18 @@ def cloze_options(task: str, **kwargs: Any) -> ClozeOptions:
     )
 
 
-def _texts_by_split(sources: Sources, domain: str, chapters: bool) -> dict[str, list[Text]]:
-    """The texts of each split. books: whole novels (windows run across chapters) or, for the
-    lead task, their chapters, and Moby Dick by chapter; wiki: articles by `wiki_splits`."""
-    if domain == "wiki":
-        wiki: dict[str, list[Text]] = {split: [] for split in SPLITS}
-        of = wiki_splits(sources.wiki)
-        for article in sources.wiki:
-            wiki[of[article.name]].append(article)
-        return wiki
+def _articles_by_split(articles: list[Text]) -> dict[str, list[Text]]:
+    """Wikipedia's articles grouped by `wiki_splits`."""
+    of = wiki_splits(articles)
+    out: dict[str, list[Text]] = {split: [] for split in SPLITS}
+    for article in articles:
+        out[of[article.name]].append(article)
+    return out
+
+
+def _books_by_split(sources: Sources, chapters: bool) -> dict[str, list[Text]]:
+    """The books of each split: whole novels (windows run across chapters) or, for the lead
+    task, their chapters; Moby Dick by chapter either way."""
     out: dict[str, list[Text]] = {
         split: [
             t
@@ -164,9 +167,9 @@ def build_dataset(
     if domain == "wiki" and not sources.wiki:
         raise ValueError("the wiki domain needs gensim's Wikipedia sample: pip install gensim")
     out_dir.mkdir(parents=True, exist_ok=True)
-    by_split = _texts_by_split(sources, domain, chapters=task == "lead")
-    of = wiki_splits(sources.wiki)
-    tested = [] if domain == "wiki" else [a for a in sources.wiki if of[a.name] == "test"]
+    wiki = _articles_by_split(sources.wiki)
+    by_split = wiki if domain == "wiki" else _books_by_split(sources, chapters=task == "lead")
+    tested = [] if domain == "wiki" else wiki["test"]
     news = [] if domain == "wiki" else list(sources.news)
     all_texts = [t for texts in by_split.values() for t in texts] + tested + news
     entities = _entities_of(all_texts, min_name_count)
