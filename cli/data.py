@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.progress import bar
-from encoder.data.build import DOMAINS, MIN_NAME_COUNT
+from encoder.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
 from service.settings import Settings
 
 DEFAULT_TASK = "para"
@@ -99,7 +99,7 @@ def register(sub: Any) -> None:
     )
     b.add_argument(
         "--task",
-        choices=("find", "para", "infer", "lead"),
+        choices=TASKS,
         default=DEFAULT_TASK,
         help="find: the question's sentence stays in the document (find it, read the name); "
         "para: it stays, and the question is a paraphrase of it (WordNet synonyms, dropped and "

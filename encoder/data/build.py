@@ -15,19 +15,18 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from encoder.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
 from encoder.data.cloze import ClozeOptions, Paraphrase, build_lead_questions, build_questions
 from encoder.data.questions import Question, baselines, write_questions
 from encoder.data.sources import Text
 from encoder.entities import Entity, find_entities
 
-TASKS = ("find", "para", "infer", "lead")
 SPLITS: dict[str, tuple[str, ...]] = {
     "train": ("emma", "mansfieldpark", "prideprejudice", "sensesensibility"),
     "validation": ("northangerabbey",),
     "test": ("persuasion",),
 }
 LEAD_MIN_TOKENS = 800  # a lead question's body is read this far at least (CNN: ~760 tokens)
-MIN_NAME_COUNT = 3  # a name must recur in its book to be an entity: fewer one-off capitals
 
 
 def moby_dick_split(chapter_name: str) -> str:
@@ -57,9 +56,6 @@ def wiki_splits(articles: Iterable[Text]) -> dict[str, str]:
                 break
         seen += n
     return out
-
-
-DOMAINS = ("books", "wiki")  # what a build's train/validation/test splits are made of
 
 
 @dataclass(frozen=True)

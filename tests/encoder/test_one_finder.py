@@ -7,7 +7,8 @@ import pytest
 
 from encoder import entities
 from encoder.anonymise import anonymise_document
-from encoder.data.build import MIN_NAME_COUNT, _entities_of
+from encoder.data.build import _entities_of
+from encoder.data.choices import MIN_NAME_COUNT
 from encoder.data.sources import Text
 
 NEWS = Text(

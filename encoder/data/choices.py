@@ -1,0 +1,7 @@
+"""What `cheapqa data build` can be asked for, and its defaults: kept apart from the builder
+(which loads the entity finder and the cloze code) so that the command line can offer them
+without loading it on every `cheapqa` command."""
+
+TASKS = ("find", "para", "infer", "lead")
+DOMAINS = ("books", "wiki")  # what a build's train/validation/test splits are made of
+MIN_NAME_COUNT = 3  # a name must recur in its book to be an entity: fewer one-off capitals
