@@ -27,12 +27,6 @@ class ReaderConfig:
     # over a long document blurs; how far to trust it depends on the question and on what was
     # read. The counts are kept beside the state and add up when text is appended.
     mention_prior: bool = False
-    # The prior's weight also sees four numbers about the document and the question (with
-    # mention_prior): how well what was read matches the question (cos(q, R)), how peaked the
-    # counts are (the top name's share, the counts' normalised entropy) and how many names
-    # there are. Frequency answers a lead or an evidence-elsewhere question about one story's
-    # subject, not one among many equals that the text has just matched.
-    prior_context: bool = False
     entity_offset: int = 3  # id of @entity0 in the vocabulary
 
     def __post_init__(self) -> None:
@@ -44,7 +38,5 @@ class ReaderConfig:
             raise ValueError("embed_dim, hidden_size and max_entities must be positive")
         if self.length_norm not in ("n", "sqrt") or self.output not in ("slots", "markers"):
             raise ValueError(f"unknown length_norm {self.length_norm!r} or output {self.output!r}")
-        if self.prior_context and not self.mention_prior:
-            raise ValueError("prior_context needs mention_prior")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")

@@ -15,7 +15,6 @@ The tests hold both to the training forward pass.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -51,29 +50,6 @@ def _length_mask(lengths: Tensor, n: int) -> Tensor:
 
 _F32 = torch.float32  # one global read where a lookup checks dtypes
 MENTION_PRIOR_WEIGHTS = ("mention_weight", "mention_gate")  # what config.mention_prior adds
-PRIOR_CONTEXT_WEIGHTS = ("mention_context",)  # what config.prior_context adds
-PRIOR_CONTEXT_FEATURES = 4  # cos(q, R), the top name's share, the counts' entropy, names
-
-
-def prior_context(counts: Tensor, R: Tensor, Q: Tensor) -> Tensor:
-    """counts (B, E) or (E,) (one document's, for all its questions), R, Q (B, k) -> f (B, 4):
-    cos(q, R), how well what was read matches the question (the lookup's own evidence); the
-    most-named entity's share of the mentions; the counts' entropy over log(names), 1 when
-    every name is as frequent; and log(1 + names) / log(1 + E). Each in [-1, 1] or [0, 1]."""
-    counts = counts.reshape(-1, counts.shape[-1])  # (B or 1, E)
-    shares = counts / counts.sum(1, keepdim=True).clamp_min(1.0)
-    named = (counts > 0).sum(1, keepdim=True).to(counts)  # (B or 1, 1)
-    entropy = -(shares * torch.log(shares.clamp_min(1e-12))).sum(1, keepdim=True)
-    document = torch.cat(
-        [
-            shares.amax(1, keepdim=True),
-            entropy / torch.log(named.clamp_min(2.0)),
-            torch.log1p(named) / math.log1p(counts.shape[-1]),
-        ],
-        dim=1,
-    )  # (B or 1, 3)
-    match = F.cosine_similarity(R, Q.to(R), dim=1, eps=1e-6).unsqueeze(1)  # (B, 1)
-    return torch.cat([match, document.expand(R.shape[0], -1)], dim=1)  # (B, 4)
 
 
 def _cpu_float32(t: Tensor) -> Tensor:
@@ -161,10 +137,9 @@ class Reader(nn.Module):
         q = last state of GRU_q(embed(question))   (k,)
         R = attention(H, q)                (k,)   one of the four modes, see encoder.attention
         scores = W_o tanh(W_r R + W_q q)   (E,)   non-candidates masked out
-               (+ (w + uᵀ hidden [+ vᵀ f]) · log(1 + mentions)  with config.mention_prior:
-                how often the document names each candidate, counted from its markers, weighed
-                by how much the question and what was read leave it to the counts; with
-                config.prior_context also by f, see `prior_context`)
+               (+ (w + uᵀ hidden) · log(1 + mentions)  with config.mention_prior: how often
+                the document names each candidate, counted from its markers, weighed by how
+                much the question and what was read leave it to the counts)
 
     Both GRUs are unidirectional so that a document can be extended: appending tokens only
     continues GRU_d from its last state.
@@ -192,8 +167,6 @@ class Reader(nn.Module):
             # Zero at first: a reader that goes on from one without the prior starts unchanged.
             self.mention_weight = nn.Parameter(torch.zeros(1))  # w
             self.mention_gate = nn.Parameter(torch.zeros(k))  # u
-        if config.prior_context:
-            self.mention_context = nn.Parameter(torch.zeros(PRIOR_CONTEXT_FEATURES))  # v
         self._refresh_serving()
 
     # ---- what the lean serving path reads once, not per call ---------------------------------
@@ -293,20 +266,15 @@ class Reader(nn.Module):
         return counts.scatter_add_(1, slots.clamp(0, E - 1), is_marker.to(self.dtype))
 
     def _mention_prior(
-        self, mentions: Tensor | None, hidden: Tensor, R: Tensor, Q: Tensor
+        self, mentions: Tensor | None, hidden: Tensor
     ) -> tuple[Tensor, Tensor] | None:
-        """The prior's two factors, w + uᵀ hidden (+ vᵀ f) (B, 1) and log(1 + mentions) (B or
-        1, E), from mentions (B, E) or (E,), the output layer's input hidden (B, k) and R, Q
-        (B, k); None without the prior or without counts. Their product is added to the
-        logits in one op."""
+        """The prior's two factors, w + uᵀ hidden (B, 1) and log(1 + mentions) (B or 1, E),
+        from mentions (B, E) or (E,) and the output layer's input hidden (B, k); None without
+        the prior or without counts. Their product is added to the logits in one op."""
         if not self.config.mention_prior or mentions is None:
             return None
-        counts = mentions.to(hidden)
         weight = torch.addmv(self.mention_weight, hidden, self.mention_gate).unsqueeze(1)
-        if self.config.prior_context:
-            features = prior_context(counts, R, Q)  # (B, 4)
-            weight = torch.addmm(weight, features, self.mention_context.unsqueeze(1))
-        return weight, torch.log1p(counts)
+        return weight, torch.log1p(mentions.to(hidden))
 
     def _scores(
         self, R: Tensor, q: Tensor, candidate_mask: Tensor, mentions: Tensor | None = None
@@ -315,7 +283,7 @@ class Reader(nn.Module):
         negative (but finite)."""
         hidden = self.dropout(torch.tanh(self.W_r(R) + self.W_q(q)))  # (B, k)
         logits = self._logits(hidden)  # (B, E)
-        prior = self._mention_prior(mentions, hidden, R, q)
+        prior = self._mention_prior(mentions, hidden)
         if prior is not None:
             logits = torch.addcmul(logits, *prior)
         # Finite, so cross_entropy and argmax stay well defined: half the smallest number of
@@ -517,8 +485,10 @@ class Reader(nn.Module):
     ) -> Tensor:
         """_scores for an eval-mode CPU float32 reader in inference mode: the same products,
         without module calls, dropout or moves."""
-        W_r, R, Q = self.W_r, _cpu_float32(R), _cpu_float32(Q)
-        pre = torch.addmm(F.linear(R, W_r.weight, W_r.bias), Q, self.W_q.weight.T)
+        W_r = self.W_r
+        pre = torch.addmm(
+            F.linear(_cpu_float32(R), W_r.weight, W_r.bias), _cpu_float32(Q), self.W_q.weight.T
+        )
         hidden = torch.tanh_(pre)  # (m, k)
         if self.config.output == "slots":
             logits = F.linear(hidden, self.W_o.weight, self.W_o.bias)  # (m, E)
@@ -526,7 +496,7 @@ class Reader(nn.Module):
             start = self.config.entity_offset
             markers = self.embedding.weight[start : start + self.config.max_entities]  # (E, d)
             logits = torch.addmm(self.b_o, F.linear(hidden, self.W_p.weight), markers.T)
-        prior = self._mention_prior(mentions, hidden, R, Q)
+        prior = self._mention_prior(mentions, hidden)
         if prior is not None:
             logits.addcmul_(*prior)
         return logits.masked_fill_(~candidate_mask.bool(), self._very_negative)  # (m, E)

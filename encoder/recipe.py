@@ -37,7 +37,6 @@ class ModelShape:
     length_norm: str = "n"
     output: str = "slots"
     mention_prior: bool = False
-    prior_context: bool = False
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from encoder.attention import GatedAttention
 from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from encoder.config import ReaderConfig
 from encoder.data.questions import Question, numbered_as_served, read_questions
-from encoder.model import MENTION_PRIOR_WEIGHTS, PRIOR_CONTEXT_WEIGHTS, Reader, pad_sequences
+from encoder.model import MENTION_PRIOR_WEIGHTS, Reader, pad_sequences
 from encoder.modes import Mode
 from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data
 from encoder.text import entity_index, tokenize
@@ -30,7 +30,6 @@ from encoder.vocab import Vocabulary
 
 RESUME_FORMAT = 2
 PRIOR_LR_SCALE = 10.0  # the mention prior's weight learns this many times faster
-_FAST_PRIOR_WEIGHTS = ("mention_weight", *PRIOR_CONTEXT_WEIGHTS)  # w and v: PRIOR_LR_SCALE
 GATE_OPENED = ("linear", "gated")  # the one start from another mode's reader (_open_gate)
 GATE_OPEN_BIAS = 5.0  # sigmoid(5) = 0.993: the gate starts (almost) fully open
 
@@ -409,7 +408,6 @@ def train_recipe(
         length_norm=shape.length_norm,  # type: ignore[arg-type]
         output=shape.output,  # type: ignore[arg-type]
         mention_prior=shape.mention_prior,
-        prior_context=shape.prior_context,
         entity_offset=vocab.entity_offset,
     )
     model = Reader(config)
@@ -429,14 +427,13 @@ def train_recipe(
     other_params = [
         p
         for n, p in model.named_parameters()
-        if not n.startswith("embedding.") and n not in _FAST_PRIOR_WEIGHTS
+        if not n.startswith("embedding.") and n != "mention_weight"
     ]
     groups: list[dict[str, Any]] = [{"params": other_params}]
     if config.mention_prior:
-        # A scalar and four numbers: Adam moves each by about lr a step, too slowly for a few
-        # epochs of going on from a reader without them.
-        fast = [p for n, p in model.named_parameters() if n in _FAST_PRIOR_WEIGHTS]
-        groups.append({"params": fast, "lr_scale": PRIOR_LR_SCALE})
+        # One scalar: Adam moves it by about lr a step, too slowly for a few epochs of going on
+        # from a reader without it.
+        groups.append({"params": [model.mention_weight], "lr_scale": PRIOR_LR_SCALE})
     if recipe.embedding_lr_scale > 0:
         groups.append({"params": embed_params, "lr_scale": recipe.embedding_lr_scale})
     else:
@@ -633,13 +630,10 @@ def _init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
 
 def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | None) -> None:
     """Everything that shapes a weight must match; length_norm and dropout may change, and
-    the mention prior and its context may be added (their weights start at zero, so the
-    reader is unchanged)."""
+    the mention prior may be added (its weight starts at zero, so the reader is unchanged)."""
     keep = {"length_norm", "dropout"}
     if config.mention_prior and not start.mention_prior:
         keep.add("mention_prior")
-    if config.prior_context and not start.prior_context:
-        keep.add("prior_context")
     if (start.mode, config.mode) == GATE_OPENED:
         keep.add("mode")
     a = {k: v for k, v in asdict(start).items() if k not in keep}
@@ -650,11 +644,10 @@ def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | No
 
 
 def _load_start(model: Reader, start: Reader) -> None:
-    """The starting reader's weights; only a mention prior (or its context) it lacked may
-    stay as initialised, and a gated reader started from a linear one gets its gate, open
-    (see _open_gate)."""
+    """The starting reader's weights; only a mention prior it lacked may stay as initialised,
+    and a gated reader started from a linear one gets its gate, open (see _open_gate)."""
     missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
-    allowed = {*MENTION_PRIOR_WEIGHTS, *PRIOR_CONTEXT_WEIGHTS}
+    allowed = set(MENTION_PRIOR_WEIGHTS)
     opening = (start.config.mode, model.config.mode) == GATE_OPENED
     if opening:
         allowed |= {"attention.gate.weight", "attention.gate.bias"}

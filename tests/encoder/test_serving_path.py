@@ -5,14 +5,13 @@ layers and length norms."""
 from __future__ import annotations
 
 import copy
-import math
 from functools import cache
 
 import pytest
 import torch
 
 from encoder.config import ReaderConfig
-from encoder.model import Reader, pad_sequences, prior_context
+from encoder.model import Reader, pad_sequences
 from encoder.modes import MODES, Mode
 from encoder.state import DocumentState
 
@@ -23,9 +22,7 @@ CONFIGS = [("n", "slots"), ("sqrt", "markers"), ("n", "markers"), ("sqrt", "slot
 
 
 @cache
-def lean_reader(
-    mode: Mode, length_norm: str, output: str, prior: bool = False, context: bool = False
-) -> Reader:
+def lean_reader(mode: Mode, length_norm: str, output: str, prior: bool = False) -> Reader:
     torch.manual_seed(3)
     config = ReaderConfig(
         mode=mode,
@@ -37,15 +34,12 @@ def lean_reader(
         length_norm=length_norm,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
         mention_prior=prior,
-        prior_context=context,
     )
     model = Reader(config)
     if prior:
         with torch.no_grad():
             model.mention_weight.fill_(0.8)
             model.mention_gate.normal_(0.0, 0.5)
-            if context:
-                model.mention_context.copy_(torch.tensor([1.5, -2.0, 1.0, 0.7]))
     model.prepare_serving()
     assert model._lean and not model.training
     return model
@@ -94,13 +88,12 @@ def general_scores(
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
-    ("length_norm", "output", "prior", "context"),
-    [(*c, i in (1, 3), i == 3) for i, c in enumerate(CONFIGS)],
+    ("length_norm", "output", "prior"), [(*c, i == 1) for i, c in enumerate(CONFIGS)]
 )
 def test_lean_path_equals_the_general_one(
-    mode: Mode, length_norm: str, output: str, prior: bool, context: bool
+    mode: Mode, length_norm: str, output: str, prior: bool
 ) -> None:
-    model = lean_reader(mode, length_norm, output, prior, context)
+    model = lean_reader(mode, length_norm, output, prior)
     doc = tokens(40, seed=1)
     state = model.encode_documents([doc])[0]
     mentions = model.mentions(doc.unsqueeze(0))[0]  # (E,)
@@ -126,14 +119,13 @@ def test_lean_path_equals_the_general_one(
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
-    ("length_norm", "output", "prior", "context"),
-    [(*CONFIGS[0], False, False), (*CONFIGS[1], True, False), (*CONFIGS[3], True, True)],
+    ("length_norm", "output", "prior"), [(*CONFIGS[0], False), (*CONFIGS[1], True)]
 )
 def test_lean_path_scores_like_forward(
-    mode: Mode, length_norm: str, output: str, prior: bool, context: bool
+    mode: Mode, length_norm: str, output: str, prior: bool
 ) -> None:
     """forward counts the mentions from the document's markers; serving is given them."""
-    model = lean_reader(mode, length_norm, output, prior, context)
+    model = lean_reader(mode, length_norm, output, prior)
     docs = [tokens(n, seed=20 + n) for n in (7, 30, 12)]
     queries = [tokens(n, seed=40 + n) for n in (4, 11, 6)]
     mask = torch.ones(3, E, dtype=torch.bool)
@@ -224,21 +216,3 @@ def test_queries_as_id_lists_encode_as_tensors_do() -> None:
     torch.testing.assert_close(model.encode_queries(queries), expected, atol=1e-5, rtol=1e-5)
     model.train()  # the general path takes lists too
     torch.testing.assert_close(model.encode_queries(as_lists), expected, atol=1e-5, rtol=1e-5)
-
-
-def test_the_prior_context_describes_the_counts_and_the_match() -> None:
-    """f = cos(q, R), the top name's share, the entropy over log(names), log(1 + names) /
-    log(1 + E); one document's counts (E,) serve all its questions."""
-    counts = torch.tensor([6.0, 2.0, 0.0, 0.0])  # two names of E = 4
-    R = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
-    Q = torch.tensor([[3.0, 0.0], [1.0, 0.0]])
-    f = prior_context(counts, R, Q)
-    shares = torch.tensor([0.75, 0.25])
-    entropy = float(-(shares * shares.log()).sum()) / math.log(2)
-    expected = [[1.0, 0.75, entropy, math.log(3) / math.log(5)]]
-    expected.append([0.0, *expected[0][1:]])
-    torch.testing.assert_close(f, torch.tensor(expected))
-    even = prior_context(torch.tensor([[3.0, 3.0, 3.0, 0.0]]), R[:1], Q[:1])
-    torch.testing.assert_close(even[0, 1:3], torch.tensor([1 / 3, 1.0]))
-    one = prior_context(torch.tensor([[5.0, 0.0, 0.0, 0.0]]), R[:1], Q[:1])
-    torch.testing.assert_close(one[0, 1:3], torch.tensor([1.0, 0.0]))

@@ -310,33 +310,6 @@ def test_a_recipe_adds_the_mention_prior_to_an_earlier_reader(
         train_recipe(back, "gated", tmp_path / "back" / "gated.pt", log=lambda _: None)
 
 
-def test_a_recipe_adds_the_prior_context_to_a_reader_with_the_prior(
-    data_dir: Path, tmp_path: Path
-) -> None:
-    """v starts at zero (epoch 0 scores as the reader it goes on from) and trains; a reader
-    with the context cannot go back to one without."""
-    stage = Stage("prior", ((data_dir, 1.0),), 1, 1e-3)
-    _, with_prior = _going_on(data_dir, tmp_path, "linear", stage, mention_prior=True)
-    train_recipe(with_prior, "linear", tmp_path / "prior" / "linear.pt", log=lambda _: None)
-    start = load_checkpoint(tmp_path / "prior" / "linear.pt")
-    context = replace(
-        with_prior,
-        init=str(tmp_path / "prior" / "{mode}.pt"),
-        model=replace(with_prior.model, prior_context=True),
-    )
-    lines: list[str] = []
-    train_recipe(context, "linear", tmp_path / "context.pt", log=lines.append)
-    epoch0 = next(line for line in lines if line.startswith("epoch 0 ("))
-    assert f"validation acc {start.meta['validation_accuracy']:.4f}" in epoch0
-    resume = torch.load(tmp_path / "context.pt.resume", weights_only=True)
-    assert resume["model"]["mention_context"].abs().sum() > 0  # trained
-
-    back = replace(context, init=str(tmp_path / "context.pt"), model=with_prior.model)
-    (tmp_path / "back").mkdir()
-    with pytest.raises(RecipeError, match="prior_context"):
-        train_recipe(back, "linear", tmp_path / "back" / "linear.pt", log=lambda _: None)
-
-
 RECIPES = sorted(Path(__file__).resolve().parents[2].joinpath("encoder", "recipes").glob("*.json"))
 
 
