@@ -181,7 +181,10 @@ async def test_redis_killed_mid_load_loses_nothing_acknowledged(
 
             ids = list(texts)
             posting = asyncio.gather(*(post_some(ids[i::4]) for i in range(4)))
-            while len(outcome) < 40:  # kill once some are accepted and more are under way
+            # Kill once 40 are accepted and more are under way. Counted as accepted, not as
+            # answered: a post may already get 503 before the kill (a write that outlasts
+            # the timeout while Redis syncs every command to disk), which is allowed.
+            while sum(s == 202 for s in outcome.values()) < 40 and not posting.done():
                 await asyncio.sleep(0.005)
             assert server.proc is not None
             server.proc.kill()
