@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
+from torch import nn
+
+if TYPE_CHECKING:
+    from encoder.model import Reader
+    from encoder.vocab import Vocabulary
 
 
 def glove_available() -> bool:
@@ -39,3 +45,41 @@ def glove_vectors(words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
     if hit:
         vectors[hit] = torch.from_numpy(np.asarray(matrix[[rows[i] for i in hit]], np.float32))
     return vectors, found
+
+
+def init_embeddings(
+    model: Reader,
+    vocab: Vocabulary,
+    use_glove: bool,
+    entity_scale: float,
+    generator: torch.Generator,
+) -> int:
+    """Copy GloVe rows into the embedding and give the entity markers orthogonal vectors.
+
+    Orthogonal marker vectors, longer than a word's, make each entity's trace in the GRU
+    states distinct from the start, so the output layer can tell the slots apart early.
+    Returns how many words GloVe had.
+    """
+    weight = model.embedding.weight
+    found_count = 0
+    with torch.no_grad():
+        if use_glove and glove_available():
+            vectors, found = glove_vectors(vocab.tokens)
+            # Rows GloVe lacks (rare words) get vectors of GloVe's own scale.
+            scale = float(vectors[found].std()) if bool(found.any()) else 1.0
+            weight.normal_(0.0, scale, generator=generator)
+            weight[found] = vectors[found]
+            found_count = int(found.sum())
+        if entity_scale > 0:
+            n_markers, d = vocab.max_entities, weight.shape[1]
+            word_norm = float(weight[vocab.entity_offset + n_markers :].norm(dim=1).mean())
+            if n_markers <= d:  # rows of a random orthogonal matrix
+                basis = torch.linalg.qr(torch.randn(d, d, generator=generator))[0][:n_markers]
+            else:  # more markers than dimensions: nearly orthogonal random directions
+                basis = nn.functional.normalize(
+                    torch.randn(n_markers, d, generator=generator), dim=1
+                )
+            start = vocab.entity_offset
+            weight[start : start + n_markers] = basis * word_norm * entity_scale
+        weight[vocab.pad_id] = 0.0
+    return found_count

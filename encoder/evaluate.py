@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from encoder.anonymise import anonymise_document, prepare_question
+from encoder.batches import encode_questions
 from encoder.checkpoint import Checkpoint, load_checkpoint
 from encoder.data.questions import (
     DataError,
@@ -18,8 +19,8 @@ from encoder.data.questions import (
     question_from_json,
 )
 from encoder.entities import name_key
+from encoder.predict import Progress, accuracy
 from encoder.text import entity_index, entity_marker
-from encoder.train import Progress, accuracy, encode_questions
 
 
 @dataclass(frozen=True)

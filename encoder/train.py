@@ -1,37 +1,42 @@
-"""Training the reader on entity-cloze questions: seeded, resumable, keeps the best checkpoint.
-
-Each time an example is drawn its entity markers are renumbered by a fresh random permutation
-of the E slots (document, question, answer and candidates alike), so an entity's number carries
-no meaning and the reader has to answer from the text around the markers.
-"""
+"""Training the reader on entity-cloze questions: staged, seeded, resumable, keeps the best
+checkpoint by validation."""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 
-from encoder.attention import GatedAttention
-from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from encoder.batches import (
+    Encoded,
+    batches,
+    concat,
+    encode_questions,
+    make_batch,
+    permute_entities,
+    spread_entities,
+)
+from encoder.checkpoint import save_checkpoint
 from encoder.config import ReaderConfig
-from encoder.data.questions import Question, numbered_as_served, read_questions
-from encoder.model import MENTION_PRIOR_WEIGHTS, Reader, pad_sequences
+from encoder.data.questions import numbered_as_served, read_questions
+from encoder.embeddings import init_embeddings
+from encoder.model import Reader
 from encoder.modes import Mode
-from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data
-from encoder.text import entity_index, tokenize
+from encoder.predict import accuracy
+from encoder.recipe import ModelShape, Recipe, Stage, check_data
+from encoder.text import tokenize
 from encoder.vocab import Vocabulary
+from encoder.warm_start import check_same_shape, init_checkpoint, load_start
 
 RESUME_FORMAT = 2
 PRIOR_LR_SCALE = 10.0  # the mention prior's weight learns this many times faster
-GATE_OPENED = ("linear", "gated")  # the one start from another mode's reader (_open_gate)
-GATE_OPEN_BIAS = 5.0  # sigmoid(5) = 0.993: the gate starts (almost) fully open
 
 
 @dataclass(frozen=True)
@@ -61,207 +66,6 @@ class TrainOptions:
     max_train: int | None = None  # use only the first N training questions (quick trials)
     resume: bool = True
     threads: int | None = None
-
-
-@dataclass
-class Encoded:
-    """Questions as id tensors, plus the answer slot and the candidate mask."""
-
-    docs: list[Tensor]  # 1-D long
-    queries: list[Tensor]
-    answers: Tensor  # (N,) slot index
-    candidates: Tensor  # (N, E) bool
-
-    def __len__(self) -> int:
-        return len(self.docs)
-
-
-def encode_questions(questions: Sequence[Question], vocab: Vocabulary) -> Encoded:
-    E = vocab.max_entities
-    answers = torch.empty(len(questions), dtype=torch.long)
-    candidates = torch.zeros(len(questions), E, dtype=torch.bool)
-    docs, queries = [], []
-    for i, q in enumerate(questions):
-        slot = entity_index(q.answer)
-        slots = [entity_index(c) for c in q.candidates]
-        if slot is None or slot >= E:
-            raise ValueError(
-                f"{q.id}: entity slots beyond the model's {E} (build the set with "
-                f"`cheapqa data build --max-entities {E}`)"
-            )
-        answers[i] = slot
-        # Markers beyond E read as unknown words; they cannot be answers.
-        candidates[i, [s for s in slots if s is not None and s < E]] = True
-        docs.append(torch.tensor(vocab.encode(tokenize(q.document)), dtype=torch.long))
-        queries.append(torch.tensor(vocab.encode(tokenize(q.query)), dtype=torch.long))
-    return Encoded(docs, queries, answers, candidates)
-
-
-@dataclass
-class Batch:
-    doc_ids: Tensor  # (B, n)
-    doc_lengths: Tensor  # (B,)
-    query_ids: Tensor  # (B, m)
-    query_lengths: Tensor  # (B,)
-    candidate_mask: Tensor  # (B, E)
-    answers: Tensor  # (B,)
-
-
-def make_batch(data: Encoded, idx: Sequence[int], pad_id: int) -> Batch:
-    doc_ids, doc_lengths = pad_sequences([data.docs[i] for i in idx], pad_id)
-    query_ids, query_lengths = pad_sequences([data.queries[i] for i in idx], pad_id)
-    return Batch(
-        doc_ids, doc_lengths, query_ids, query_lengths, data.candidates[idx], data.answers[idx]
-    )
-
-
-def permute_entities(
-    batch: Batch, offset: int, generator: torch.Generator, all_slots: bool = True
-) -> Batch:
-    """Renumber each example's entities: its used slots go to random slots among all E.
-
-    Drawing from all E slots (not only the used ones) trains every slot, so a long document
-    whose entities fill slots far beyond a training window's can still be answered.
-    """
-    B, E = batch.candidate_mask.shape
-    perm = torch.empty(B, E, dtype=torch.long)  # (B, E): old slot -> new slot
-    for b in range(B):
-        ids = torch.cat([batch.doc_ids[b], batch.query_ids[b]]) - offset
-        used = torch.unique(ids[(ids >= 0) & (ids < E)])
-        unused = torch.ones(E, dtype=torch.bool)
-        unused[used] = False
-        if all_slots:
-            targets = torch.randperm(E, generator=generator)
-        else:  # among the used slots only; the others stay where they are
-            shuffled = used[torch.randperm(len(used), generator=generator)]
-            targets = torch.cat([shuffled, unused.nonzero().squeeze(1)])
-        # used slots take the first targets, the rest fill the remaining slots (a permutation)
-        perm[b, used] = targets[: len(used)]
-        perm[b, unused] = targets[len(used) :]
-
-    def remap(ids: Tensor) -> Tensor:
-        slot = ids - offset  # (B, L)
-        is_entity = (slot >= 0) & (slot < E)
-        new = perm.gather(1, slot.clamp(0, E - 1)) + offset
-        return torch.where(is_entity, new, ids)
-
-    mask = torch.zeros_like(batch.candidate_mask).scatter_(1, perm, batch.candidate_mask)
-    return Batch(
-        remap(batch.doc_ids),
-        batch.doc_lengths,
-        remap(batch.query_ids),
-        batch.query_lengths,
-        mask,
-        perm.gather(1, batch.answers.unsqueeze(1)).squeeze(1),
-    )
-
-
-def spread_entities(data: Encoded, offset: int, pad_id: int, generator: torch.Generator) -> Encoded:
-    """Every question's entities renumbered into random slots among all E, as training draws
-    them: one batch of all the questions, cut back to each one's own length."""
-    b = permute_entities(make_batch(data, range(len(data)), pad_id), offset, generator)
-    return Encoded(
-        [ids[:n].clone() for ids, n in zip(b.doc_ids, b.doc_lengths.tolist(), strict=True)],
-        [ids[:n].clone() for ids, n in zip(b.query_ids, b.query_lengths.tolist(), strict=True)],
-        b.answers,
-        b.candidate_mask,
-    )
-
-
-# Wraps the batches of a long pass (evaluation) to show progress: a tqdm bar, say.
-Progress = Callable[[list[list[int]]], Iterable[list[int]]]
-
-
-def batches(
-    n: int, batch_size: int, lengths: Sequence[int], generator: torch.Generator | None
-) -> Iterator[list[int]]:
-    """Batches of similar-length examples (less padding); random order when a generator is
-    given, in length order otherwise."""
-    if generator is None:
-        order = sorted(range(n), key=lambda i: lengths[i])
-        chunks = [order[i : i + batch_size] for i in range(0, n, batch_size)]
-        yield from chunks
-        return
-    order = torch.randperm(n, generator=generator).tolist()
-    pool = batch_size * 50
-    chunks = []
-    for start in range(0, n, pool):
-        part = sorted(order[start : start + pool], key=lambda i: lengths[i])
-        chunks += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
-    for j in torch.randperm(len(chunks), generator=generator).tolist():
-        yield chunks[j]
-
-
-@torch.no_grad()
-def predict(
-    model: Reader, data: Encoded, batch_size: int = 128, progress: Progress | None = None
-) -> Tensor:
-    """The predicted slot of every question, in order; `progress` wraps the batches."""
-    was_training = model.training
-    model.eval()
-    out = torch.empty(len(data), dtype=torch.long)
-    lengths = [len(d) for d in data.docs]
-    chunks = list(batches(len(data), batch_size, lengths, None))
-    for idx in progress(chunks) if progress is not None else chunks:
-        b = make_batch(data, idx, model.config.pad_id)
-        d = model.device
-        scores = model(
-            b.doc_ids.to(d),
-            b.doc_lengths.to(d),
-            b.query_ids.to(d),
-            b.query_lengths.to(d),
-            b.candidate_mask.to(d),
-        )
-        out[idx] = scores.argmax(dim=1).cpu()
-    model.train(was_training)
-    return out
-
-
-def accuracy(model: Reader, data: Encoded, progress: Progress | None = None) -> float:
-    if len(data) == 0:
-        return 0.0
-    return float((predict(model, data, progress=progress) == data.answers).float().mean())
-
-
-def _init_embeddings(
-    model: Reader,
-    vocab: Vocabulary,
-    use_glove: bool,
-    entity_scale: float,
-    generator: torch.Generator,
-) -> int:
-    """Copy GloVe rows into the embedding and give the entity markers orthogonal vectors.
-
-    Orthogonal marker vectors, longer than a word's, make each entity's trace in the GRU
-    states distinct from the start, so the output layer can tell the slots apart early.
-    Returns how many words GloVe had.
-    """
-    weight = model.embedding.weight
-    found_count = 0
-    with torch.no_grad():
-        if use_glove:
-            from encoder.embeddings import glove_available, glove_vectors
-
-            if glove_available():
-                vectors, found = glove_vectors(vocab.tokens)
-                # Rows GloVe lacks (rare words) get vectors of GloVe's own scale.
-                scale = float(vectors[found].std()) if bool(found.any()) else 1.0
-                weight.normal_(0.0, scale, generator=generator)
-                weight[found] = vectors[found]
-                found_count = int(found.sum())
-        if entity_scale > 0:
-            n_markers, d = vocab.max_entities, weight.shape[1]
-            word_norm = float(weight[vocab.entity_offset + n_markers :].norm(dim=1).mean())
-            if n_markers <= d:  # rows of a random orthogonal matrix
-                basis = torch.linalg.qr(torch.randn(d, d, generator=generator))[0][:n_markers]
-            else:  # more markers than dimensions: nearly orthogonal random directions
-                basis = nn.functional.normalize(
-                    torch.randn(n_markers, d, generator=generator), dim=1
-                )
-            start = vocab.entity_offset
-            weight[start : start + n_markers] = basis * word_norm * entity_scale
-        weight[vocab.pad_id] = 0.0
-    return found_count
 
 
 @dataclass
@@ -374,7 +178,7 @@ def train_recipe(
         ]
         for p in recipe.validation
     }
-    start = _init_checkpoint(recipe, mode)
+    start = init_checkpoint(recipe, mode)
     vocab = (
         start.vocab
         if start is not None
@@ -412,11 +216,11 @@ def train_recipe(
     )
     model = Reader(config)
     if start is not None:
-        _check_same_shape(start.model.config, config, recipe.init_path(mode))
-        _load_start(model, start.model)
+        check_same_shape(start.model.config, config, recipe.init_path(mode))
+        load_start(model, start.model)
         glove_words = int(start.meta.get("glove_words", 0))
     else:
-        glove_words = _init_embeddings(
+        glove_words = init_embeddings(
             model,
             vocab,
             recipe.glove,
@@ -529,7 +333,7 @@ def train_recipe(
         for group in optimizer.param_groups:
             group["lr"] = stage.lr * group.get("lr_scale", 1.0)
         while pos.epoch < stage.epochs:
-            data = _concat([train_data[p] for p, _ in stage.data])
+            data = concat([train_data[p] for p, _ in stage.data])
             if not pos.order:
                 pos.order = _epoch_order(stage, train_data, recipe.batch_size, generator)
             model.train()
@@ -613,79 +417,11 @@ def _per_set(accuracies: dict[str, float]) -> str:
     return " ".join(f"{Path(k).name}={v:.3f}" for k, v in accuracies.items())
 
 
-def _init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
-    path = recipe.init_path(mode)
-    if path is None:
-        return None
-    if not path.is_file():
-        raise RecipeError(f"the recipe starts from {path}, which does not exist")
-    start = load_checkpoint(path)
-    wanted = recipe.init_from.get(mode, mode)
-    if wanted != mode and (wanted, mode) != GATE_OPENED:
-        raise RecipeError(f"a {mode} reader cannot start from a {wanted} one")
-    if start.model.config.mode != wanted:
-        raise RecipeError(f"{path} holds a {start.model.config.mode} reader, not {wanted}")
-    return start
-
-
-def _check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | None) -> None:
-    """Everything that shapes a weight must match; length_norm and dropout may change, and
-    the mention prior may be added (its weight starts at zero, so the reader is unchanged)."""
-    keep = {"length_norm", "dropout"}
-    if config.mention_prior and not start.mention_prior:
-        keep.add("mention_prior")
-    if (start.mode, config.mode) == GATE_OPENED:
-        keep.add("mode")
-    a = {k: v for k, v in asdict(start).items() if k not in keep}
-    b = {k: v for k, v in asdict(config).items() if k not in keep}
-    if a != b:
-        diff = ", ".join(f"{k} {a[k]!r} -> {b[k]!r}" for k in a if a[k] != b[k])
-        raise RecipeError(f"the recipe's model differs from {path}: {diff}")
-
-
-def _load_start(model: Reader, start: Reader) -> None:
-    """The starting reader's weights; only a mention prior it lacked may stay as initialised,
-    and a gated reader started from a linear one gets its gate, open (see _open_gate)."""
-    missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
-    allowed = set(MENTION_PRIOR_WEIGHTS)
-    opening = (start.config.mode, model.config.mode) == GATE_OPENED
-    if opening:
-        allowed |= {"attention.gate.weight", "attention.gate.bias"}
-    if unexpected or set(missing) - allowed:
-        raise RecipeError(f"cannot go on from that reader: missing {missing}, extra {unexpected}")
-    if opening:
-        _open_gate(model)
-
-
-def _open_gate(model: Reader) -> None:
-    """A gated reader that answers as the linear reader it was loaded from: the gate is
-    sigmoid(GATE_OPEN_BIAS) = s for every state, so C and R shrink by s², which W_r takes
-    back. Training then closes the gate where forgetting a state helps."""
-    attention = model.attention
-    assert isinstance(attention, GatedAttention)
-    with torch.no_grad():
-        attention.gate.weight.zero_()
-        attention.gate.bias.fill_(GATE_OPEN_BIAS)
-        s = torch.sigmoid(torch.tensor(GATE_OPEN_BIAS, dtype=model.W_r.weight.dtype))
-        model.W_r.weight.div_(s * s)
-
-
 def _without_epochs(recipe: dict[str, Any]) -> dict[str, Any]:
     """What makes a run itself: not its epochs (a run may be taken further) nor how its data
     is built (a hint for whoever lacks it)."""
     stages = [{k: v for k, v in s.items() if k != "epochs"} for s in recipe["stages"]]
     return {k: v for k, v in recipe.items() if k != "builds"} | {"stages": stages}
-
-
-def _concat(parts: Sequence[Encoded]) -> Encoded:
-    if len(parts) == 1:
-        return parts[0]
-    return Encoded(
-        docs=[d for p in parts for d in p.docs],
-        queries=[q for p in parts for q in p.queries],
-        answers=torch.cat([p.answers for p in parts]),
-        candidates=torch.cat([p.candidates for p in parts]),
-    )
 
 
 def _epoch_order(

@@ -108,8 +108,9 @@ def test_shipped_checkpoints_load(mode: Mode) -> None:
 
 
 def test_shipped_linear_reader_reads_the_built_test_set() -> None:
+    from encoder.batches import encode_questions
     from encoder.data.questions import numbered_as_served, read_questions
-    from encoder.train import accuracy, encode_questions
+    from encoder.predict import accuracy
 
     test_file = Path("data/para-200/test.jsonl")
     if not test_file.is_file():

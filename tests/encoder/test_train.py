@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from encoder.batches import Encoded, encode_questions, make_batch, permute_entities, spread_entities
 from encoder.checkpoint import Checkpoint, load_checkpoint
 from encoder.data.choices import TASKS
 from encoder.data.cloze import ClozeOptions, build_questions
@@ -17,16 +18,7 @@ from encoder.entities import entity_aliases
 from encoder.evaluate import evaluate
 from encoder.modes import Mode
 from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data, load_recipe
-from encoder.train import (
-    Encoded,
-    TrainOptions,
-    encode_questions,
-    make_batch,
-    permute_entities,
-    spread_entities,
-    train,
-    train_recipe,
-)
+from encoder.train import TrainOptions, train, train_recipe
 from encoder.vocab import Vocabulary
 from tests.encoder.test_data import STORY
 

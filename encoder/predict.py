@@ -1,0 +1,45 @@
+"""A reader's answers to a set of encoded questions, and its accuracy on them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import torch
+from torch import Tensor
+
+from encoder.batches import Encoded, batches, make_batch
+from encoder.model import Reader
+
+# Wraps the batches of a long pass (evaluation) to show progress: a tqdm bar, say.
+Progress = Callable[[list[list[int]]], Iterable[list[int]]]
+
+
+@torch.no_grad()
+def predict(
+    model: Reader, data: Encoded, batch_size: int = 128, progress: Progress | None = None
+) -> Tensor:
+    """The predicted slot of every question, in order; `progress` wraps the batches."""
+    was_training = model.training
+    model.eval()
+    out = torch.empty(len(data), dtype=torch.long)
+    lengths = [len(d) for d in data.docs]
+    chunks = list(batches(len(data), batch_size, lengths, None))
+    for idx in progress(chunks) if progress is not None else chunks:
+        b = make_batch(data, idx, model.config.pad_id)
+        d = model.device
+        scores = model(
+            b.doc_ids.to(d),
+            b.doc_lengths.to(d),
+            b.query_ids.to(d),
+            b.query_lengths.to(d),
+            b.candidate_mask.to(d),
+        )
+        out[idx] = scores.argmax(dim=1).cpu()
+    model.train(was_training)
+    return out
+
+
+def accuracy(model: Reader, data: Encoded, progress: Progress | None = None) -> float:
+    if len(data) == 0:
+        return 0.0
+    return float((predict(model, data, progress=progress) == data.answers).float().mean())

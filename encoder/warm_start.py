@@ -1,0 +1,76 @@
+"""Going on from a trained reader: its checkpoint, checked against the recipe's model, and
+loaded (a gated reader may start from a linear one, its gate open)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from encoder.attention import GatedAttention
+from encoder.checkpoint import Checkpoint, load_checkpoint
+from encoder.config import ReaderConfig
+from encoder.model import MENTION_PRIOR_WEIGHTS, Reader
+from encoder.modes import Mode
+from encoder.recipe import Recipe, RecipeError
+
+GATE_OPENED = ("linear", "gated")  # the one start from another mode's reader (open_gate)
+GATE_OPEN_BIAS = 5.0  # sigmoid(5) = 0.993: the gate starts (almost) fully open
+
+
+def init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
+    path = recipe.init_path(mode)
+    if path is None:
+        return None
+    if not path.is_file():
+        raise RecipeError(f"the recipe starts from {path}, which does not exist")
+    start = load_checkpoint(path)
+    wanted = recipe.init_from.get(mode, mode)
+    if wanted != mode and (wanted, mode) != GATE_OPENED:
+        raise RecipeError(f"a {mode} reader cannot start from a {wanted} one")
+    if start.model.config.mode != wanted:
+        raise RecipeError(f"{path} holds a {start.model.config.mode} reader, not {wanted}")
+    return start
+
+
+def check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | None) -> None:
+    """Everything that shapes a weight must match; length_norm and dropout may change, and
+    the mention prior may be added (its weight starts at zero, so the reader is unchanged)."""
+    keep = {"length_norm", "dropout"}
+    if config.mention_prior and not start.mention_prior:
+        keep.add("mention_prior")
+    if (start.mode, config.mode) == GATE_OPENED:
+        keep.add("mode")
+    a = {k: v for k, v in asdict(start).items() if k not in keep}
+    b = {k: v for k, v in asdict(config).items() if k not in keep}
+    if a != b:
+        diff = ", ".join(f"{k} {a[k]!r} -> {b[k]!r}" for k in a if a[k] != b[k])
+        raise RecipeError(f"the recipe's model differs from {path}: {diff}")
+
+
+def load_start(model: Reader, start: Reader) -> None:
+    """The starting reader's weights; only a mention prior it lacked may stay as initialised,
+    and a gated reader started from a linear one gets its gate, open (see open_gate)."""
+    missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
+    allowed = set(MENTION_PRIOR_WEIGHTS)
+    opening = (start.config.mode, model.config.mode) == GATE_OPENED
+    if opening:
+        allowed |= {"attention.gate.weight", "attention.gate.bias"}
+    if unexpected or set(missing) - allowed:
+        raise RecipeError(f"cannot go on from that reader: missing {missing}, extra {unexpected}")
+    if opening:
+        open_gate(model)
+
+
+def open_gate(model: Reader) -> None:
+    """A gated reader that answers as the linear reader it was loaded from: the gate is
+    sigmoid(GATE_OPEN_BIAS) = s for every state, so C and R shrink by s², which W_r takes
+    back. Training then closes the gate where forgetting a state helps."""
+    attention = model.attention
+    assert isinstance(attention, GatedAttention)
+    with torch.no_grad():
+        attention.gate.weight.zero_()
+        attention.gate.bias.fill_(GATE_OPEN_BIAS)
+        s = torch.sigmoid(torch.tensor(GATE_OPEN_BIAS, dtype=model.W_r.weight.dtype))
+        model.W_r.weight.div_(s * s)
