@@ -12,9 +12,11 @@ as the statement it asks about, with `@placeholder` where the answer goes:
 
 A subject question keeps its words after the wh-phrase. An object question (an auxiliary, a
 subject, then a verb) moves the subject first: `did` + verb becomes the past tense, `does`
-the third person, `do` the verb itself; other auxiliaries (was, is, has, will, ...) stay. The
-answer goes after the verb, or at the end when the question ends on a preposition. Anything
-else is refused with `UnsupportedQuestion`, whose message says which forms work.
+the third person, `do` the verb itself; other auxiliaries (was, is, has, will, ...) stay, and
+be/have only where a participle follows the subject ("Who is the president of France?" is a
+subject question: the auxiliary is its verb). The answer goes after the verb, or at the end
+when the question ends on a preposition. Anything else is refused with
+`UnsupportedQuestion`, whose message says which forms work.
 """
 
 from __future__ import annotations
@@ -41,9 +43,8 @@ def _words(text: str) -> frozenset[str]:
 
 _PRONOUNS = _words("i you he she it we they")
 _DETERMINERS = _words("the a an his her their its our my your this that these those")
-_KEPT_AUXILIARIES = _words(
-    "was were is are am has have had will would can could shall should may might must"
-)
+_BE_HAVE = _words("was were is are am has have had")
+_KEPT_AUXILIARIES = _BE_HAVE | _words("will would can could shall should may might must")
 _DO = _words("did does do")
 _PREPOSITIONS = _words(
     "to with for from about at by of on in into onto after like behind beside near toward "
@@ -72,6 +73,15 @@ _IRREGULAR_PAST = _pairs(
     overtake:overtook mislead:misled undertake:undertook
     """
 )
+# Past participles that are not the past tense (be/have + participle: "has Anna seen").
+_PARTICIPLES = frozenset(_IRREGULAR_PAST.values()) | _words(
+    """
+    been seen given taken known done gone written chosen driven spoken eaten fallen
+    forgotten forgiven hidden ridden shaken stolen sworn thrown torn woken worn born borne
+    broken frozen beaten bitten blown drawn flown grown shown sung swum begun rung struck
+    """
+)
+_NOT_IN_SUBJECT = _PREPOSITIONS | _DETERMINERS | _words("who whom whose which that and or")
 _IRREGULAR_THIRD = {"be": "is", "have": "has", "do": "does", "go": "goes"}
 _SHORT_CVC = re.compile(r"^[^aeiou]*[aeiou][^aeiouwxy]$")  # stop -> stopped
 
@@ -118,6 +128,27 @@ def _subject_length(words: list[str]) -> int:
     return n
 
 
+def _participle(word: str) -> bool:
+    """Whether `word` can be the participle a be/have auxiliary takes (talking, met)."""
+    low = word.lower()
+    return low.endswith(("ing", "ed")) or low in _PARTICIPLES
+
+
+def _be_have_subject(words: list[str], n: int) -> int:
+    """How many of `words` (after "is", "has", ...) form the subject of a participle that
+    follows them ("is Anna talking", "was the old man talking"), 0 when no participle
+    follows: then be/have is the main verb ("Who is the president of France?")."""
+    if n and n < len(words) and _participle(words[n]):
+        return n
+    if n == 2 and words[0].lower() in _DETERMINERS:  # the noun phrase may run on: "the old man"
+        for j in range(2, len(words)):
+            if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
+                break
+            if _participle(words[j]):
+                return j
+    return 0
+
+
 def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
     """(the answer's stand-in, the words after the wh-phrase), or None for other openings."""
     first = words[0].lower()
@@ -136,6 +167,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     if aux not in _DO and aux not in _KEPT_AUXILIARIES:
         return None
     n = _subject_length(rest[1:])
+    if aux in _BE_HAVE:
+        n = _be_have_subject(rest[1:], n)
     subject, after = rest[1 : 1 + n], rest[1 + n :]
     if n == 0 or not after:
         return None  # "Who was the captain?": the auxiliary is the main verb

@@ -37,6 +37,17 @@ from service.questions import UnsupportedQuestion, past_tense, third_person, to_
         ("Who was Anna talking to?", "Anna was talking to @placeholder"),
         ("Who were they waiting for?", "they were waiting for @placeholder"),
         ("Who has Ingram met?", "Ingram has met @placeholder"),
+        ("Who was the old man talking to?", "the old man was talking to @placeholder"),
+        ("Who has the company hired?", "the company has hired @placeholder"),
+        # ... and are the verb itself when no participle follows their subject
+        (
+            "Who is a retired university professor?",
+            "@placeholder is a retired university professor",
+        ),
+        ("Who was the captain of the Pequod?", "@placeholder was the captain of the Pequod"),
+        ("Who is Anna's brother?", "@placeholder is Anna's brother"),
+        ("Who is the one who signed?", "@placeholder is the one who signed"),
+        ("Who has the ball?", "@placeholder has the ball"),
         (
             "Who will the captain meet at the harbour?",
             "the captain will meet @placeholder at the harbour",
