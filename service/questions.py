@@ -73,7 +73,8 @@ _IRREGULAR_PAST = _pairs(
     overtake:overtook mislead:misled undertake:undertook
     """
 )
-# Past participles that are not the past tense (be/have + participle: "has Anna seen").
+# What be/have takes as a participle ("has Anna met", "was Tom seen"): the irregular past
+# forms above, and the participles that differ from the past tense.
 _PARTICIPLES = frozenset(_IRREGULAR_PAST.values()) | _words(
     """
     been seen given taken known done gone written chosen driven spoken eaten fallen
