@@ -132,6 +132,12 @@ def _store(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _realistic(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.realistic.__main__ import realistic
+
+    return realistic(args, settings)
+
+
 def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data set JSONL (real text)")
     p.add_argument("--text-file", type=Path, default=None, help="plain text instead of --data")
@@ -157,6 +163,15 @@ def register(sub: Any) -> None:
         "--write-index", action="store_true", help="write <checkpoint-dir>/index.json too"
     )
     s.set_defaults(handler=_readers)
+
+    s = bench_sub.add_parser(
+        "realistic",
+        help="hand-written news stories asked through the service, beside word matching",
+    )
+    from bench.realistic.__main__ import add_arguments
+
+    add_arguments(s)
+    s.set_defaults(handler=_realistic)
 
     s = bench_sub.add_parser("store", help="state bytes per document; get/put latency")
     s.add_argument("--json", action="store_true", help="print one JSON object")

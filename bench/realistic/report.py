@@ -1,0 +1,74 @@
+"""Accuracy per mode and per kind of question, a markdown table, and the questions as a
+`cheapqa evaluate` file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.realistic.score import Answered
+from bench.realistic.stories import Story
+
+KINDS = ("who", "which", "whose")
+
+
+def summary(answered: Sequence[Answered]) -> dict[str, dict[str, Any]]:
+    """Per answerer (mode or baseline): accuracy of the top answer on the answerable
+    questions, all and per kind, with their counts, and how many the service refused."""
+    out: dict[str, dict[str, Any]] = {}
+    for by in dict.fromkeys(a.by for a in answered):
+        mine = [a for a in answered if a.by == by and a.asked.answer is not None]
+        row: dict[str, Any] = {"questions": len(mine), "accuracy": _mean([a.right for a in mine])}
+        for kind in KINDS:
+            of_kind = [a.right for a in mine if a.asked.kind == kind]
+            row[kind] = _mean(of_kind)
+            row[f"{kind}_questions"] = len(of_kind)
+        row["refused"] = sum(a.refused is not None for a in answered if a.by == by)
+        out[by] = row
+    return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def markdown(rows: dict[str, dict[str, Any]]) -> str:
+    any_row = next(iter(rows.values()))
+    head = ["answerer", f"all ({any_row['questions']})"]
+    head += [f"{k} ({any_row[f'{k}_questions']})" for k in KINDS]
+    lines = ["| " + " | ".join([*head, "refused"]) + " |", "|" + "---|" * (len(head) + 1)]
+    for by, row in rows.items():
+        cells = [by, f"{row['accuracy']:.3f}", *(f"{row[k]:.3f}" for k in KINDS)]
+        lines.append("| " + " | ".join([*cells, str(row["refused"])]) + " |")
+    return "\n".join(lines)
+
+
+def misses(answered: Sequence[Answered], by: str) -> list[str]:
+    """One line per answerable question `by` got wrong: question, cloze, answer, gold."""
+    return [
+        f"{a.asked.id}: {a.asked.question} -> {a.result.get('cloze', '?')!r}: "
+        f"{a.refused or a.answer} ({a.score:.2f}), gold {a.asked.answer}"
+        for a in answered
+        if a.by == by and a.asked.answer is not None and a.right < 1.0
+    ]
+
+
+def evaluate_lines(stories: Sequence[Story], answered: Sequence[Answered]) -> list[dict[str, Any]]:
+    """The answerable questions as `cheapqa evaluate` reads them: the story, the cloze
+    sentence the service asked (its `cloze`), the gold name. A refused question has none."""
+    clozes = {a.asked.id: a.result["cloze"] for a in answered if a.result.get("cloze")}
+    return [
+        {"id": q.id, "document": s.text, "query": clozes[q.id], "answer": q.answer}
+        for s in stories
+        for q in s.questions
+        if q.answer is not None and q.id in clozes
+    ]
+
+
+def write_evaluate_file(path: Path, lines: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")

@@ -1,0 +1,80 @@
+"""The hand-written news stories and their questions: reading the files, and what counts as
+the right answer.
+
+One story a JSONL line:
+
+    {"id": "dev-01-wind", "text": "headline\n\nBERGEN, May 6 - ...",
+     "aliases": {"Norwegian Competition Authority": ["Competition Authority"]},
+     "questions": [{"id": "dev-01-wind-q01", "question": "Who agreed to buy Solvind Kraft?",
+                    "answer": "Brekke Energy"}, ...]}
+
+`answer` is the whole name as the story first writes it, or null for a question the story
+does not answer (a name it never mentions, a fact it never states). An answer names the
+right entity when it is that name, one of its `aliases` (an acronym, another short form), or
+its leading or trailing words ("Brekke" for "Brekke Energy", "Solheim" for "Ingrid
+Solheim"): the short forms the story itself uses for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from encoder.entities import name_key
+
+HERE = Path(__file__).parent
+SETS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class Asked:
+    id: str
+    question: str
+    answer: str | None  # None: the story does not answer it
+
+    @property
+    def kind(self) -> str:
+        """The question's opening word: who (Who and Whom), which or whose."""
+        first = self.question.split()[0].lower()
+        return "who" if first == "whom" else first
+
+
+@dataclass(frozen=True)
+class Story:
+    id: str
+    text: str
+    aliases: dict[str, list[str]]
+    questions: list[Asked]
+
+    def accepted(self, gold: str) -> frozenset[str]:
+        """The name keys that name the entity `gold`: the name, its aliases, and its leading
+        and trailing words."""
+        words = gold.split()
+        parts = [" ".join(words[:i]) for i in range(1, len(words))]
+        parts += [" ".join(words[i:]) for i in range(1, len(words))]
+        return frozenset(name_key(n) for n in [gold, *self.aliases.get(gold, []), *parts])
+
+    def is_right(self, answer: str | None, gold: str | None) -> bool:
+        return answer is not None and gold is not None and name_key(answer) in self.accepted(gold)
+
+
+def set_path(name: str) -> Path:
+    """The file of a set named by `SETS`, or a path given as is."""
+    return HERE / f"{name}.jsonl" if name in SETS else Path(name)
+
+
+def load_stories(path: Path) -> list[Story]:
+    stories = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        questions = [Asked(q["id"], q["question"], q["answer"]) for q in raw["questions"]]
+        stories.append(Story(raw["id"], raw["text"], dict(raw.get("aliases", {})), questions))
+    return stories
+
+
+def answerable(stories: Iterable[Story]) -> int:
+    return sum(q.answer is not None for s in stories for q in s.questions)

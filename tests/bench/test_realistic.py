@@ -1,0 +1,81 @@
+"""The hand-written news stories: well-formed files, the answer rule, and the bench run
+through the service (tiny random readers: the baselines and the plumbing are checked, not
+the readers' accuracy)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.realistic.report import evaluate_lines, summary, write_evaluate_file
+from bench.realistic.score import run
+from bench.realistic.stories import SETS, Asked, Story, load_stories, set_path
+from service.settings import Settings
+from tests.service.helpers import build_checkpoints
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_the_sets_are_news_stories_with_answerable_questions(name: str) -> None:
+    stories = load_stories(set_path(name))
+    assert len(stories) >= 8
+    ids = [q.id for s in stories for q in s.questions]
+    assert len(ids) == len(set(ids)) and len({s.id for s in stories}) == len(stories)
+    for story in stories:
+        assert 250 <= len(story.text.split()) <= 450, story.id
+        assert " - " in story.text.split("\n\n")[1][:40], f"{story.id}: no dateline"
+        answered = [q for q in story.questions if q.answer is not None]
+        assert len(answered) >= 10, story.id
+        for q in story.questions:
+            assert q.kind in ("who", "which", "whose"), q.question
+            assert q.answer is None or q.answer in story.text, q.id
+
+
+def test_a_short_form_of_the_answer_is_the_answer() -> None:
+    story = Story("s", "", {"Irish Airline Pilots' Association": ["IALPA"]}, [])
+    assert story.is_right("Brekke", "Brekke Energy")
+    assert story.is_right("solheim", "Ingrid Solheim")
+    assert story.is_right("IALPA", "Irish Airline Pilots' Association")
+    assert not story.is_right("Brekke Energy Bergen", "Brekke Energy")  # a fused name
+    assert not story.is_right("Solvind", "Brekke Energy")
+    assert not story.is_right("anything", None)  # a question the story does not answer
+
+
+STORY = (
+    "Fairfield market reopens\n\nFAIRFIELD, May 2 - Anna walked to the market with Tom. "
+    "Later Marcus drove Anna home to Fairfield, and Tom stayed behind to help Clara."
+)
+
+
+def test_the_bench_asks_through_the_service(tmp_path: Path) -> None:
+    questions = [
+        Asked("q1", "Who drove Anna home to Fairfield?", "Marcus"),
+        Asked("q2", "Who stayed behind to help Clara?", "Tom"),
+        Asked("q3", "What did Marcus buy?", "Anna"),  # a form the service refuses
+        Asked("q4", "Who is Barack Obama?", None),
+    ]
+    story = Story("fairfield", STORY, {}, questions)
+    settings = Settings(checkpoint_dir=build_checkpoints(tmp_path / "ckpt"), ingest_block_ms=50)
+    answered = run([story], settings, ["linear", "softmax"])
+    rows = summary(answered)
+    assert set(rows) == {"linear", "softmax", "word matching", "most frequent"}
+    for row in rows.values():
+        assert row["questions"] == 3 and row["refused"] == 1
+    # The blank's neighbours ("drove Anna home", "stayed behind to") name Marcus and Tom.
+    assert rows["word matching"]["accuracy"] == pytest.approx(2 / 3)
+    linear = {a.asked.id: a for a in answered if a.by == "linear"}
+    assert linear["q1"].result["cloze"] == "@placeholder drove Anna home to Fairfield"
+    assert linear["q3"].right == 0.0 and "cannot read" in (linear["q3"].refused or "")
+
+    lines = evaluate_lines([story], answered)
+    assert [line["id"] for line in lines] == ["q1", "q2"]  # answerable and not refused
+    path = tmp_path / "evaluate.jsonl"
+    write_evaluate_file(path, lines)
+    first = json.loads(path.read_text().splitlines()[0])
+    assert first == {
+        "id": "q1",
+        "document": STORY,
+        "query": "@placeholder drove Anna home to Fairfield",
+        "answer": "Marcus",
+    }
