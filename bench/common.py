@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from encoder.modes import MODES, Mode
+from encoder.model.modes import MODES, Mode
 
 # Real text for the benches: the training split `cheapqa data build` writes.
 DEFAULT_DATA = Path("data/para-200/train.jsonl")  # what `cheapqa data build` makes by default

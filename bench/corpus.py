@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder.data.questions import read_questions
-from encoder.entities import find_entities
-from encoder.text import PLACEHOLDER, entity_index, split_sentences, tokenize
+from encoder.text.entities import find_entities
+from encoder.text.tokens import PLACEHOLDER, entity_index, split_sentences, tokenize
+from encoder.training.data.questions import read_questions
 
 
 class CorpusError(ValueError):
@@ -34,7 +34,7 @@ class Passage:
 class LoadDocument:
     id: str
     text: str
-    tokens: int  # by encoder.text.tokenize; the service's count can differ by a few
+    tokens: int  # by encoder.text.tokens.tokenize; the service's count can differ by a few
     candidates: list[str] | None  # None: the service detects names itself
     questions: list[str]
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from encoder.entities import find_entities
+from encoder.text.entities import find_entities
 
 PARAGRAPHS = Path(__file__).with_name("entity_paragraphs.jsonl")
 
@@ -125,7 +125,7 @@ def score(
 
 
 def heuristic_finder(text: str) -> list[str]:
-    """encoder.entities.find_entities, names only (aliases fold into their entity)."""
+    """encoder.text.entities.find_entities, names only (aliases fold into their entity)."""
     return [entity.name for entity in find_entities(text)]
 
 

@@ -15,7 +15,7 @@ from bench.corpus import LoadDocument
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import LoadReport
 from bench.server import serve
-from encoder.modes import Mode
+from encoder.model.modes import Mode
 
 # Runs the load against a base URL (and the server's pid, when this process started it).
 Load = Callable[[str, int | None], LoadReport]

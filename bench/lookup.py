@@ -30,13 +30,13 @@ import torch
 from bench.common import Goal, write_json
 from bench.corpus import Corpus
 from bench.random_readers import corpus_vocabulary, random_reader
-from encoder.anonymise import anonymise_document
-from encoder.checkpoint import load_checkpoint
-from encoder.model import Reader
-from encoder.modes import Mode
-from encoder.state import DocumentState
-from encoder.text import tokenize
-from encoder.vocab import Vocabulary
+from encoder.model.checkpoint import load_checkpoint
+from encoder.model.modes import Mode
+from encoder.model.reader import Reader
+from encoder.model.state import DocumentState
+from encoder.model.vocab import Vocabulary
+from encoder.text.anonymise import anonymise_document
+from encoder.text.tokens import tokenize
 from service.readers import checkpoint_path
 from service.settings import Settings
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import torch
 
-from encoder.anonymise import anonymise_document
-from encoder.checkpoint import save_checkpoint
-from encoder.config import ReaderConfig
-from encoder.model import Reader
-from encoder.modes import Mode
-from encoder.vocab import Vocabulary
+from encoder.model.checkpoint import save_checkpoint
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import Mode
+from encoder.model.reader import Reader
+from encoder.model.vocab import Vocabulary
+from encoder.text.anonymise import anonymise_document
 
 DEFAULT_VOCAB_SIZE = 5000
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from encoder.evaluate import Evaluation, evaluate
-from encoder.modes import MODES
+from encoder.model.modes import MODES
+from encoder.training.evaluate import Evaluation, evaluate
 
 DEFAULT_SETS = (
     ("find-200", "test"),
@@ -108,7 +108,7 @@ def as_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
 def write_index(checkpoint_dir: Path, rows: Sequence[Row], main_set: str = "para-200/test") -> Path:
     """`<checkpoint_dir>/index.json`: per mode its file, model id, size, best epoch,
     validation accuracy, and the test accuracies of `rows` (`test_accuracy`: on main_set)."""
-    from encoder.checkpoint import load_checkpoint
+    from encoder.model.checkpoint import load_checkpoint
     from service.readers import trained_on
 
     modes = {}

@@ -27,7 +27,7 @@ from bench.corpus import LoadDocument
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import LoadPlan, answers_requests, client_for, index_documents, run_phase
 from bench.server import serve
-from encoder.modes import Mode
+from encoder.model.modes import Mode
 from service.client import (
     ApiRequest,
     AsyncClient,

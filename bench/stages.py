@@ -34,7 +34,7 @@ import httpx
 from bench.corpus import LoadDocument
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import index_documents
-from encoder.modes import Mode
+from encoder.model.modes import Mode
 from service.answering import answers_body, cloze_sentences, query_token_ids, rank_answers
 from service.app import create_app
 from service.client import ApiRequest, AsyncClient, answers_request

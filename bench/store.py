@@ -19,8 +19,8 @@ from typing import Any
 import torch
 
 from bench.common import Goal, percentile
-from encoder.modes import MODES, Mode, memory_shape
-from encoder.state import DocumentState
+from encoder.model.modes import MODES, Mode, memory_shape
+from encoder.model.state import DocumentState
 from store.base import DocumentStore
 from store.codec import DTYPES, HEADER_BYTES, encode_state
 from store.errors import StoreError
@@ -59,7 +59,8 @@ def synthetic_state(mode: Mode, k: int, n: int, seed: int = 0) -> DocumentState:
 
 
 def model_id_for(mode: str) -> str:
-    # Shaped like encoder/checkpoint.py's ids: the mode and 12 hex digits of the weights' digest.
+    # Shaped like encoder/model/checkpoint.py's ids: the mode and 12 hex digits of the
+    # weights' digest.
     return f"{mode}-3f2a9c1b4d5e"
 
 

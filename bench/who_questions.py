@@ -6,8 +6,8 @@ From a built test set, the questions whose blank is the sentence's subject
 ("@placeholder said that ...") become "Who said that ...?", and those whose blank is the
 object of a regular past-tense verb right after a one-marker subject ("@entity1 thanked
 @placeholder ...") become "Whom did @entity1 thank ...?". Each is turned back into a cloze
-sentence by `service.questions.to_cloze` (what the answers route does) and scored beside the
-original cloze sentence, by `encoder.evaluate` (the route's own preparation).
+sentence by `encoder.text.questions.to_cloze` (what the answers route does) and scored beside the
+original cloze sentence, by `encoder.training.evaluate` (the route's own preparation).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from encoder.data.questions import Question, read_questions, write_questions
-from encoder.evaluate import evaluate
-from encoder.text import PLACEHOLDER, entity_index
-from service.questions import UnsupportedQuestion, past_tense, to_cloze
+from encoder.text.questions import UnsupportedQuestion, past_tense, to_cloze
+from encoder.text.tokens import PLACEHOLDER, entity_index
+from encoder.training.data.questions import Question, read_questions, write_questions
+from encoder.training.evaluate import evaluate
 
 
 def _base_of(past: str) -> str | None:

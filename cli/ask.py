@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from cli.remote import connect, fail
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from service.settings import Settings
 
 

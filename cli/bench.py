@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.common import DEFAULT_DATA, DEFAULT_LOOKUP_MODES, parse_modes, write_json
 from cli.progress import bar
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from service.settings import Settings
 
 CORPUS_HINT = "build the data with `cheapqa data build`, or --text-file"
@@ -30,7 +30,7 @@ def _ints(text: str) -> list[int]:
 
 def _readers(args: argparse.Namespace, settings: Settings) -> int:
     from bench.readers import as_json, evaluate_readers, markdown, write_index
-    from encoder.checkpoint import CHECKPOINT_DIR
+    from encoder.model.checkpoint import CHECKPOINT_DIR
 
     def log(line: str) -> None:
         if not args.json:
@@ -55,7 +55,7 @@ def _readers(args: argparse.Namespace, settings: Settings) -> int:
 def _lookup(args: argparse.Namespace, settings: Settings) -> int:
     from bench.corpus import CorpusError, load_corpus
     from bench.lookup import format_goals, load_readers, markdown, run_lookup_bench, write_outputs
-    from encoder.checkpoint import CheckpointError
+    from encoder.model.checkpoint import CheckpointError
 
     if args.checkpoint_dir is not None:
         settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})

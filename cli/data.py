@@ -9,21 +9,21 @@ from pathlib import Path
 from typing import Any
 
 from cli.progress import bar
-from encoder.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
+from encoder.training.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
 from service.settings import Settings
 
 DEFAULT_TASK = "para"
 
 
 def _run_build(args: argparse.Namespace, settings: Settings) -> int:
-    from encoder.data.build import (
+    from encoder.training.data.build import (
         LEAD_MIN_TOKENS,
         build_dataset,
         cloze_options,
         load_sources,
         make_paraphrasers,
     )
-    from encoder.data.sources import SourceError
+    from encoder.training.data.sources import SourceError
 
     started = time.perf_counter()
     try:

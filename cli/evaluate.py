@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from cli.progress import bar
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from service.settings import Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from encoder.checkpoint import CheckpointError, default_checkpoint_path
-    from encoder.data.questions import DataError
-    from encoder.evaluate import evaluate
+    from encoder.model.checkpoint import CheckpointError, default_checkpoint_path
+    from encoder.training.data.questions import DataError
+    from encoder.training.evaluate import evaluate
 
     path = args.checkpoint or default_checkpoint_path(args.mode)
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import DEFAULT_DATA, write_json
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from service.settings import Settings
 
 

@@ -7,14 +7,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from service.settings import Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from encoder.data.questions import DataError
-    from encoder.recipe import RecipeError, load_recipe
-    from encoder.train import recipe_of, train_recipe
+    from encoder.training.data.questions import DataError
+    from encoder.training.recipe import RecipeError, load_recipe
+    from encoder.training.train import recipe_of, train_recipe
 
     out = args.out or Path("runs") / f"{args.mode}.pt"
     started = time.perf_counter()
@@ -40,7 +40,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _options(args: argparse.Namespace, out: Path) -> Any:
-    from encoder.train import TrainOptions
+    from encoder.training.train import TrainOptions
 
     return TrainOptions(
         mode=args.mode,
@@ -69,8 +69,8 @@ def register(sub: Any) -> None:
         "--recipe",
         type=Path,
         default=None,
-        help="a staged recipe (JSON, e.g. encoder/recipes/reader.json); the other training "
-        "flags are then taken from it",
+        help="a staged recipe (JSON, e.g. encoder/training/recipes/reader.json); the other "
+        "training flags are then taken from it",
     )
     p.add_argument(
         "--data",

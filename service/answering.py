@@ -1,6 +1,6 @@
 """Answering cloze questions about one stored document.
 
-cloze   = to_cloze(question)  (a plain Who/Whom/Whose question rewritten; service/questions)
+cloze   = to_cloze(question)  (a plain Who/Whom/Whose question rewritten; encoder/text/questions)
 tokens  = anonymise_query(cloze, document's entity map)      per question
 Q       = query GRU over all questions                        (m, k)  via the batcher
 R       = lookup(state, Q)                                   (m, k)  the state used once
@@ -20,13 +20,13 @@ import numpy as np
 import pydantic_core
 import torch
 
-from encoder.anonymise import prepare_question
-from encoder.state import DocumentState
+from encoder.model.state import DocumentState
+from encoder.text.anonymise import prepare_question
+from encoder.text.questions import UnsupportedQuestion, to_cloze
 from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
 from service.indexing import indexed_record, require_current
 from service.metrics import Metrics
-from service.questions import UnsupportedQuestion, to_cloze
 from service.readers import LoadedModel
 from service.schemas import AnswersIn
 from service.settings import Settings

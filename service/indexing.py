@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from urllib.parse import quote
 
-from encoder.state import DocumentState
+from encoder.model.state import DocumentState
 from service.errors import (
     BadRequest,
     Conflict,

@@ -11,9 +11,9 @@ from typing import Any
 
 import torch
 
-from encoder.checkpoint import default_checkpoint_path, load_checkpoint
-from encoder.model import Reader
-from encoder.vocab import Vocabulary
+from encoder.model.checkpoint import default_checkpoint_path, load_checkpoint
+from encoder.model.reader import Reader
+from encoder.model.vocab import Vocabulary
 from service.schemas import ModelInfo, ModelsOut
 from service.settings import Settings
 

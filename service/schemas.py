@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field
 
-from encoder.modes import Mode
+from encoder.model.modes import Mode
 from store.record import DOC_ID_PATTERN, MAX_DOC_ID_CHARS, Status
 
 # The store's id rule, for ids in bodies and in paths.

@@ -13,7 +13,7 @@ from pydantic import BeforeValidator, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
-from encoder.modes import MODES, Mode
+from encoder.model.modes import MODES, Mode
 
 LIST_FORMS = 'a comma-separated list (linear,gated) or a JSON list (["linear", "gated"])'
 

@@ -6,8 +6,8 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
-from encoder.anonymise import AnonymisedText, anonymise_document
-from encoder.text import TOKEN_RE
+from encoder.text.anonymise import AnonymisedText, anonymise_document
+from encoder.text.tokens import TOKEN_RE
 from service.readers import LoadedModel
 
 

@@ -7,8 +7,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from encoder.modes import MODES
-from encoder.state import DocumentState
+from encoder.model.modes import MODES
+from encoder.model.state import DocumentState
 from store.codec import Dtype, decode_state, encode_state
 from store.errors import CorruptRecord, StateCodecError
 from store.record import DocumentRecord, Status, check_doc_id, meta_from_json

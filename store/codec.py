@@ -28,8 +28,8 @@ from typing import Literal
 import numpy as np
 import torch
 
-from encoder.modes import MEMORY, MODES, Mode, memory_shape
-from encoder.state import DocumentState
+from encoder.model.modes import MEMORY, MODES, Mode, memory_shape
+from encoder.model.state import DocumentState
 from store.errors import StateCodecError
 
 Dtype = Literal["float32", "float16"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from encoder.state import DocumentState
+from encoder.model.state import DocumentState
 from store.errors import CorruptRecord
 
 # The one rule for document ids: they end up in URLs and store keys, so they stay plain.

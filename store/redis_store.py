@@ -23,7 +23,7 @@ from urllib.parse import quote
 from redis.exceptions import RedisError
 
 from connections.redis_client import RedisClient
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from store.base import (
     DocumentPage,
     check_expectation,

@@ -7,6 +7,8 @@ measures it or the command line.
     service      what runs in production          store, encoder, connections
     store        document states at rest          encoder, connections
     encoder      the reader model                 nothing of ours
+                 (inside it, model/ and text/ never import training/: serving loads
+                 neither the trainer nor the data builder)
     connections  Redis and SQLite helpers         nothing of ours
 
 Every import counts, also those inside functions (they run too).
@@ -107,6 +109,32 @@ def test_production_never_imports_bench_or_cli(package: str) -> None:
     assert bad == []
 
 
+def test_serving_rooms_never_import_training() -> None:
+    """encoder.model and encoder.text are what the service runs; encoder.training is not."""
+    serving = ("encoder.model", "encoder.text")
+    bad = [
+        f"{name} imports {dep}"
+        for name, deps in GRAPH.items()
+        if name.startswith(serving)
+        for dep in sorted(deps)
+        if dep.startswith("encoder.training")
+    ]
+    assert [n for n in GRAPH if n.startswith("encoder.training.")], "no training modules found"
+    assert bad == []
+
+
+def test_production_outside_encoder_never_imports_training() -> None:
+    """The service and the store use the reader and its text handling, never the trainer."""
+    bad = [
+        f"{name} imports {dep}"
+        for name, deps in GRAPH.items()
+        if top(name) in ("connections", "store", "service")
+        for dep in sorted(deps)
+        if dep.startswith("encoder.training")
+    ]
+    assert bad == []
+
+
 def test_no_import_cycles() -> None:
     """Depth-first search over modules; any back edge is a cycle."""
     state: dict[str, int] = {}  # 1: on the stack, 2: done
@@ -144,7 +172,7 @@ def test_service_holds_no_measuring_code() -> None:
 
 
 def test_the_mode_literal_is_written_once() -> None:
-    """`Mode` and MODES are defined in encoder/modes.py; nothing else spells the four out."""
+    """`Mode` and MODES are defined in encoder/model/modes.py; nothing else spells the four out."""
     spelled = []
     for name, path in modules().items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -156,4 +184,4 @@ def test_the_mode_literal_is_written_once() -> None:
                 }
                 if {"none", "linear", "gated", "softmax"} <= strings:
                     spelled.append(name)
-    assert sorted(set(spelled)) == ["encoder.modes"]
+    assert sorted(set(spelled)) == ["encoder.model.modes"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench.common import parse_modes
 from bench.realistic.stories import SETS, answerable, load_stories, set_path
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from service.settings import Settings
 
 

@@ -10,7 +10,7 @@ conversion, the reader.
 Beside the readers, on the same served document and cloze sentence (the worker's own
 anonymisation, the `cloze` the API echoes): *word matching*, the candidate whose mentions
 share the most neighbouring words with the blank (3 each side at the same offsets;
-`encoder.data.questions.context_match_scores`, the context-match baseline of every built
+`encoder.training.data.questions.context_match_scores`, the context-match baseline of every built
 set), and *most frequent*, the candidate the story mentions most. Ties count as the expected
 accuracy of breaking them at random. A question the service refuses counts as wrong.
 """
@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 
 from bench.realistic.stories import Asked, Story
-from encoder.anonymise import anonymise_query
-from encoder.data.questions import context_match_scores
-from encoder.text import PLACEHOLDER, entity_index
+from encoder.text.anonymise import anonymise_query
+from encoder.text.tokens import PLACEHOLDER, entity_index
+from encoder.training.data.questions import context_match_scores
 from service.app import create_app
 from service.settings import Settings
 from service.texts import anonymise

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder.entities import name_key
+from encoder.text.entities import name_key
 
 HERE = Path(__file__).parent
 SETS = ("dev", "test")

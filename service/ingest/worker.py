@@ -32,8 +32,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from encoder.anonymise import AnonymisedText
-from encoder.state import DocumentState
+from encoder.model.state import DocumentState
+from encoder.text.anonymise import AnonymisedText
 from service.backends import open_queue, open_settings_store
 from service.indexing import is_current
 from service.ingest.queue import Delivery, IngestJob, IngestQueue, QueueUnavailable

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from bench.random_readers import corpus_vocabulary
-from encoder.checkpoint import save_checkpoint
-from encoder.config import ReaderConfig
-from encoder.model import Reader
-from encoder.modes import MODES
+from encoder.model.checkpoint import save_checkpoint
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import MODES
+from encoder.model.reader import Reader
 from service.settings import Settings
 from tests.bench.texts import QUESTIONS_JSONL, STORY
 

@@ -22,8 +22,8 @@ from bench.lookup import (
 )
 from bench.stages import format_stages, profile_answers
 from cli.main import main
-from encoder.checkpoint import Checkpoint, load_checkpoint
-from encoder.modes import MODES
+from encoder.model.checkpoint import Checkpoint, load_checkpoint
+from encoder.model.modes import MODES
 from service.settings import Settings
 
 

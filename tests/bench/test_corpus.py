@@ -10,7 +10,7 @@ from bench.corpus import (
     load_dataset_corpus,
     load_text_corpus,
 )
-from encoder.text import PLACEHOLDER, tokenize
+from encoder.text.tokens import PLACEHOLDER, tokenize
 
 
 def test_text_corpus_documents_have_the_length_and_questions(story_file: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.who_questions import _as_markers, _as_names, who_question
-from service.questions import to_cloze
+from encoder.text.questions import to_cloze
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.anonymise import anonymise_document, anonymise_query, query_matcher
-from encoder.text import PLACEHOLDER, entity_index, entity_marker
+from encoder.text.anonymise import anonymise_document, anonymise_query, query_matcher
+from encoder.text.tokens import PLACEHOLDER, entity_index, entity_marker
 
 TEXT = (
     "Emma Woodhouse, tired but cheerful, stayed at Hartfield. "

@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from encoder.checkpoint import (
+from encoder.model.checkpoint import (
     FORMAT_VERSION,
     CheckpointError,
     default_checkpoint_path,
     load_checkpoint,
     save_checkpoint,
 )
-from encoder.config import ReaderConfig
-from encoder.model import Reader
-from encoder.modes import Mode
-from encoder.vocab import Vocabulary
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import Mode
+from encoder.model.reader import Reader
+from encoder.model.vocab import Vocabulary
 
 
 def _model(mode: Mode = "linear") -> tuple[Reader, Vocabulary]:
@@ -108,9 +108,9 @@ def test_shipped_checkpoints_load(mode: Mode) -> None:
 
 
 def test_shipped_linear_reader_reads_the_built_test_set() -> None:
-    from encoder.batches import encode_questions
-    from encoder.data.questions import numbered_as_served, read_questions
-    from encoder.predict import accuracy
+    from encoder.training.batches import encode_questions
+    from encoder.training.data.questions import numbered_as_served, read_questions
+    from encoder.training.predict import accuracy
 
     test_file = Path("data/para-200/test.jsonl")
     if not test_file.is_file():

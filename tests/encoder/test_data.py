@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from encoder.data.build import SPLITS, Sources
-from encoder.data.cloze import ClozeOptions, build_questions
-from encoder.data.questions import (
+from encoder.text.entities import entity_aliases, find_entities
+from encoder.text.tokens import PLACEHOLDER, tokenize
+from encoder.training.data.build import SPLITS, Sources
+from encoder.training.data.cloze import ClozeOptions, build_questions
+from encoder.training.data.questions import (
     DataError,
     Question,
     baselines,
     read_questions,
     write_questions,
 )
-from encoder.data.sources import Text, _chapters
-from encoder.entities import entity_aliases, find_entities
-from encoder.text import PLACEHOLDER, tokenize
+from encoder.training.data.sources import Text, _chapters
 
 STORY = Text(
     name="story",
@@ -168,7 +168,7 @@ def test_wiki_articles_from_a_small_dump(tmp_path: Path) -> None:
     pytest.importorskip("gensim")
     import bz2
 
-    from encoder.data.sources import wiki_articles
+    from encoder.training.data.sources import wiki_articles
 
     body = " ".join(
         f"'''Ada''' met [[Charles Babbage|Babbage]] in London in year {i} and wrote notes."
@@ -246,7 +246,7 @@ def _sources_with_wiki() -> Sources:
 def test_wiki_articles_are_split_by_article_and_books_test_only_the_test_ones(
     tmp_path: Path,
 ) -> None:
-    from encoder.data.build import build_dataset, cloze_options, wiki_splits
+    from encoder.training.data.build import build_dataset, cloze_options, wiki_splits
 
     sources = _sources_with_wiki()
     of = wiki_splits(sources.wiki)
@@ -276,7 +276,7 @@ def test_wiki_articles_are_split_by_article_and_books_test_only_the_test_ones(
 
 
 def test_lead_task_asks_about_a_chapters_first_paragraph_from_its_body(tmp_path: Path) -> None:
-    from encoder.data.build import build_dataset, cloze_options
+    from encoder.training.data.build import build_dataset, cloze_options
 
     sources = _sources_with_wiki()
     options = cloze_options("lead", window_tokens=800, min_query_tokens=4)
@@ -300,7 +300,7 @@ def test_lead_task_asks_about_a_chapters_first_paragraph_from_its_body(tmp_path:
 
 
 def test_reuters_stories_from_the_unpacked_package(tmp_path: Path) -> None:
-    from encoder.data.sources import TM_PACKAGE, reuters_articles
+    from encoder.training.data.sources import TM_PACKAGE, reuters_articles
 
     texts = tmp_path / TM_PACKAGE / "usr" / "lib" / "R" / "site-library" / "tm" / "texts"
     (texts / "crude").mkdir(parents=True)

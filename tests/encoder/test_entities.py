@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encoder.entities import entity_aliases, find_entities
+from encoder.text.entities import entity_aliases, find_entities
 
 
 def names(text: str) -> list[str]:

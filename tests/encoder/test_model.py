@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import Tensor
 
-from encoder.attention import GatedAttention
-from encoder.config import ReaderConfig
-from encoder.model import Reader, pad_sequences
-from encoder.modes import MODES, Mode
-from encoder.state import DocumentState
+from encoder.model.attention import GatedAttention
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import MODES, Mode
+from encoder.model.reader import Reader, pad_sequences
+from encoder.model.state import DocumentState
 
 VOCAB = 50
 K = 12

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from encoder.modes import MODES, Mode
+from encoder.model.modes import MODES, Mode
 from tests.encoder.test_model import (
     TOL,
     VOCAB,

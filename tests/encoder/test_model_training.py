@@ -7,9 +7,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from encoder.config import ReaderConfig
-from encoder.model import Reader
-from encoder.modes import MODES, Mode
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import MODES, Mode
+from encoder.model.reader import Reader
 
 E = 4  # entity token ids 1..E stand for slots 0..E-1
 VOCAB = 20

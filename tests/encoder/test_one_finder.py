@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from encoder import entities
-from encoder.anonymise import anonymise_document
-from encoder.data.build import _entities_of
-from encoder.data.choices import MIN_NAME_COUNT
-from encoder.data.sources import Text
+from encoder.text import entities
+from encoder.text.anonymise import anonymise_document
+from encoder.training.data.build import _entities_of
+from encoder.training.data.choices import MIN_NAME_COUNT
+from encoder.training.data.sources import Text
 
 NEWS = Text(
     name="story:1",  # a book's chapter: names count from MIN_NAME_COUNT mentions
@@ -39,7 +39,7 @@ def test_builder_and_service_take_the_same_names() -> None:
 
 
 def test_both_call_the_one_finder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The finder's pass over a text (`encoder.entities._mentions`) is what both run, once."""
+    """The finder's pass over a text (`encoder.text.entities._mentions`) is what both run, once."""
     calls: list[str] = []
     real = entities._mentions
 

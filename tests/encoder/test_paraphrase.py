@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from encoder.data.paraphrase import (
+from encoder.text.tokens import PLACEHOLDER
+from encoder.training.data.paraphrase import (
     ParaphraseOptions,
     fetch_wordnet,
     load_synonyms,
@@ -18,8 +19,7 @@ from encoder.data.paraphrase import (
     paraphrase,
     split_synonyms,
 )
-from encoder.data.sources import SourceError
-from encoder.text import PLACEHOLDER
+from encoder.training.data.sources import SourceError
 
 HEADER = "  1 This software and database is being provided to you, the LICENSEE, by  \n"
 # The real formats (wndb(5WN)): data lines give offset, lexfile, type, hex word count, then

@@ -10,10 +10,10 @@ from functools import cache
 import pytest
 import torch
 
-from encoder.config import ReaderConfig
-from encoder.model import Reader, pad_sequences
-from encoder.modes import MODES, Mode
-from encoder.state import DocumentState
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import MODES, Mode
+from encoder.model.reader import Reader, pad_sequences
+from encoder.model.state import DocumentState
 
 VOCAB = 60
 K = 16

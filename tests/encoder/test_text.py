@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from encoder.text import (
+from encoder.text.tokens import (
     PLACEHOLDER,
     TOKEN_RE,
     cut_around_placeholder,

@@ -9,17 +9,23 @@ from typing import Any
 import pytest
 import torch
 
-from encoder.batches import Encoded, encode_questions, make_batch, permute_entities, spread_entities
-from encoder.checkpoint import Checkpoint, load_checkpoint
-from encoder.data.choices import TASKS
-from encoder.data.cloze import ClozeOptions, build_questions
-from encoder.data.questions import write_questions
-from encoder.entities import entity_aliases
-from encoder.evaluate import evaluate
-from encoder.modes import Mode
-from encoder.recipe import ModelShape, Recipe, RecipeError, Stage, check_data, load_recipe
-from encoder.train import TrainOptions, train, train_recipe
-from encoder.vocab import Vocabulary
+from encoder.model.checkpoint import Checkpoint, load_checkpoint
+from encoder.model.modes import Mode
+from encoder.model.vocab import Vocabulary
+from encoder.text.entities import entity_aliases
+from encoder.training.batches import (
+    Encoded,
+    encode_questions,
+    make_batch,
+    permute_entities,
+    spread_entities,
+)
+from encoder.training.data.choices import TASKS
+from encoder.training.data.cloze import ClozeOptions, build_questions
+from encoder.training.data.questions import write_questions
+from encoder.training.evaluate import evaluate
+from encoder.training.recipe import ModelShape, Recipe, RecipeError, Stage, check_data, load_recipe
+from encoder.training.train import TrainOptions, train, train_recipe
 from tests.encoder.test_data import STORY
 
 CLOZE = ClozeOptions(window_tokens=60, min_query_tokens=4, max_entities=8)
@@ -191,7 +197,7 @@ def test_a_recipe_stopped_mid_epoch_resumes_at_the_batch(
     straight = train_recipe(recipe, "linear", tmp_path / "a.pt", log=lambda _: None)
     assert [e["stage"] for e in straight.epochs] == ["first", "mixed", "mixed"]
 
-    import encoder.train as train_module
+    import encoder.training.train as train_module
 
     real_make_batch = train_module.make_batch
     calls = {"n": 0}
@@ -302,7 +308,9 @@ def test_a_recipe_adds_the_mention_prior_to_an_earlier_reader(
         train_recipe(back, "gated", tmp_path / "back" / "gated.pt", log=lambda _: None)
 
 
-RECIPES = sorted(Path(__file__).resolve().parents[2].joinpath("encoder", "recipes").glob("*.json"))
+RECIPES = sorted(
+    Path(__file__).resolve().parents[2].joinpath("encoder", "training", "recipes").glob("*.json")
+)
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.name)

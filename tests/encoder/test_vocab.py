@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.text import PLACEHOLDER, entity_marker
-from encoder.vocab import PAD, UNK, Vocabulary
+from encoder.model.vocab import PAD, UNK, Vocabulary
+from encoder.text.tokens import PLACEHOLDER, entity_marker
 
 
 def test_build_reserves_markers_and_orders_by_frequency() -> None:

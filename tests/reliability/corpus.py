@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import torch
 
-from encoder.state import DocumentState
+from encoder.model.state import DocumentState
 from service.readers import LoadedModel
 from service.texts import anonymise
 from tests.service.texts import APPENDIX, DOCUMENTS

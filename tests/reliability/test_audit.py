@@ -19,8 +19,8 @@ import httpx
 import pytest
 import redis
 
-from encoder.checkpoint import load_checkpoint, save_checkpoint
-from encoder.vocab import Vocabulary
+from encoder.model.checkpoint import load_checkpoint, save_checkpoint
+from encoder.model.vocab import Vocabulary
 from service.backends import open_queue
 from service.errors import Overloaded, install_error_handlers
 from service.ingest import worker as worker_module

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from store.base import DocumentStore
 from store.factory import open_store
 from tests.cluster import RedisClusterProcesses

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 import torch
 
-from encoder.anonymise import anonymise_document, anonymise_query
-from encoder.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from encoder.config import ReaderConfig
-from encoder.model import Reader
-from encoder.modes import MODES
-from encoder.vocab import Vocabulary
+from encoder.model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import MODES
+from encoder.model.reader import Reader
+from encoder.model.vocab import Vocabulary
+from encoder.text.anonymise import anonymise_document, anonymise_query
 from tests.service.texts import APPENDIX, DOCUMENTS, QUESTIONS
 
 MAX_ENTITIES = 20

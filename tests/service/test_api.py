@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from encoder.anonymise import anonymise_document, anonymise_query
-from encoder.modes import MODES
+from encoder.model.modes import MODES
+from encoder.text.anonymise import anonymise_document, anonymise_query
 from tests.service.conftest import AppClient, wait_status
 from tests.service.helpers import (
     MAX_ENTITIES,

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from encoder.checkpoint import load_checkpoint
+from encoder.model.checkpoint import load_checkpoint
 from service.indexing import document_entities, document_info
 from service.readers import recorded_test_accuracy, trained_on
 from service.texts import text_hash

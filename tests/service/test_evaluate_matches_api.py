@@ -7,10 +7,10 @@ from pathlib import Path
 
 import torch
 
-from encoder.anonymise import anonymise_document
-from encoder.batches import encode_questions
-from encoder.checkpoint import load_checkpoint, save_checkpoint
-from encoder.evaluate import evaluate, read_any_questions
+from encoder.model.checkpoint import load_checkpoint, save_checkpoint
+from encoder.text.anonymise import anonymise_document
+from encoder.training.batches import encode_questions
+from encoder.training.evaluate import evaluate, read_any_questions
 from tests.service.conftest import AppClient, wait_status
 from tests.service.helpers import build_checkpoints
 from tests.service.texts import HARBOUR

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from bench.server import child_processes
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from tests.processes import Process, base_env, start_serve
 from tests.redis_server import free_port
 from tests.service.helpers import assert_matches_forward, forward_probabilities, load

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from encoder.checkpoint import save_checkpoint
+from encoder.model.checkpoint import save_checkpoint
 from service.answering import query_token_ids
 from service.readers import load_models
 from service.settings import Settings

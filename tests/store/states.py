@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from encoder.state import DocumentState
+from encoder.model.state import DocumentState
 
 
 def make_state(mode: str, k: int, n: int, seed: int = 0, magnitude: float = 1.0) -> DocumentState:

@@ -6,8 +6,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from encoder.modes import MODES
-from encoder.state import DocumentState
+from encoder.model.modes import MODES
+from encoder.model.state import DocumentState
 from store.codec import HEADER_BYTES, decode_state, encode_state
 from store.errors import StateCodecError
 from tests.store.states import make_state

@@ -10,8 +10,8 @@ import time
 import pytest
 import torch
 
-from encoder.modes import MODES
-from encoder.state import DocumentState
+from encoder.model.modes import MODES
+from encoder.model.state import DocumentState
 from store.base import DocumentStore
 from store.embedded import SqliteDocumentStore
 from store.record import DocumentRecord, Status

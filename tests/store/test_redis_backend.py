@@ -6,7 +6,7 @@ import redis
 from redis.crc import key_slot
 
 from connections.redis_client import split_cluster
-from encoder.modes import MODES
+from encoder.model.modes import MODES
 from store.errors import StateCodecError, StoreUnavailable
 from store.factory import open_store
 from store.redis_store import RedisDocumentStore

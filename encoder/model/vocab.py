@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from encoder.text import PLACEHOLDER, entity_index, entity_marker
+from encoder.text.tokens import PLACEHOLDER, entity_index, entity_marker
 
 PAD = "<pad>"
 UNK = "<unk>"

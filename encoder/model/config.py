@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from encoder.modes import MODES, Mode
+from encoder.model.modes import MODES, Mode
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from encoder.attention import Attention, build_attention
-from encoder.config import ReaderConfig
-from encoder.state import DocumentState
+from encoder.model.attention import Attention, build_attention
+from encoder.model.config import ReaderConfig
+from encoder.model.state import DocumentState
 
 
 def pad_sequences(seqs: Sequence[Tensor], pad_id: int) -> tuple[Tensor, Tensor]:
@@ -135,7 +135,7 @@ class Reader(nn.Module):
 
         H = GRU_d(embed(document))         (n, k)
         q = last state of GRU_q(embed(question))   (k,)
-        R = attention(H, q)                (k,)   one of the four modes, see encoder.attention
+        R = attention(H, q)                (k,)   one of the four modes, see encoder.model.attention
         scores = W_o tanh(W_r R + W_q q)   (E,)   non-candidates masked out
                (+ (w + uᵀ hidden) · log(1 + mentions)  with config.mention_prior: how often
                 the document names each candidate, counted from its markers, weighed by how

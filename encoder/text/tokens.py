@@ -1,7 +1,7 @@
 """Tokenization, sentences, and the two special tokens: `@entityN` markers and `@placeholder`.
 
 Questions are cloze sentences in which the answer is `@placeholder`; entities are markers
-(see encoder.anonymise for how names become markers).
+(see encoder.text.anonymise for how names become markers).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
-from encoder.modes import Mode
+from encoder.model.modes import Mode
 
 
 class Attention(nn.Module, ABC):

@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from encoder.text import TOKEN_RE
+from encoder.text.tokens import TOKEN_RE
 
 
 def _words(text: str) -> frozenset[str]:

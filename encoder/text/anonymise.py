@@ -12,14 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from encoder.entities import (
+from encoder.text.entities import (
     Entity,
     document_entities,
     is_common_word,
     name_key,
     surname_aliases,
 )
-from encoder.text import (
+from encoder.text.tokens import (
     PLACEHOLDER,
     cut_around_placeholder,
     entity_marker,
@@ -134,9 +134,9 @@ def anonymise_document(
 ) -> AnonymisedText:
     """Tokenize `text` and replace entity mentions by `@entityN` markers.
 
-    candidates: the names to replace; None finds them with the entity finder (`encoder.entities`)
-    (the finder the data set was built with). A multi-word name's aliases (its surname alone,
-    its acronym) take its marker too.
+    candidates: the names to replace; None finds them with the entity finder
+    (`encoder.text.entities`, the finder the data set was built with). A multi-word name's
+    aliases (its surname alone, its acronym) take its marker too.
     known: an existing entity map (when text is appended to a document): its entities keep
     their slots and are replaced wherever they occur; new entities take the next free slots in
     order of first mention, up to `max_entities`. Names beyond that stay plain words and are

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import Tensor
 
-from encoder.batches import Encoded, batches, make_batch
-from encoder.model import Reader
+from encoder.model.reader import Reader
+from encoder.training.batches import Encoded, batches, make_batch
 
 # Wraps the batches of a long pass (evaluation) to show progress: a tqdm bar, say.
 Progress = Callable[[list[list[int]]], Iterable[list[int]]]

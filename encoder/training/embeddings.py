@@ -15,8 +15,8 @@ import torch
 from torch import nn
 
 if TYPE_CHECKING:
-    from encoder.model import Reader
-    from encoder.vocab import Vocabulary
+    from encoder.model.reader import Reader
+    from encoder.model.vocab import Vocabulary
 
 
 def glove_available() -> bool:

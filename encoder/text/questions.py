@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from encoder.text import PLACEHOLDER
+from encoder.text.tokens import PLACEHOLDER
 
 FORMS = (
     "a question is a cloze sentence with one @placeholder, or a plain question starting "

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder.data.sources import SourceError, fetch_debian_package
-from encoder.text import PLACEHOLDER
+from encoder.text.tokens import PLACEHOLDER
+from encoder.training.data.sources import SourceError, fetch_debian_package
 
 WORDNET_PACKAGE = "wordnet-base"
 SYSTEM_WORDNET = Path("/usr/share/wordnet")
@@ -150,7 +150,9 @@ def _inflect(base: str, pos: str, kind: str, exc: dict[tuple[str, str, str], lis
 
 def _glove_filter(syn: dict[str, dict[str, list[str]]], min_cosine: float) -> None:
     """Drop pairs whose GloVe cosine is below min_cosine, or with a word GloVe lacks (in place)."""
-    from encoder.embeddings import glove_vectors  # needs torch: imported only when filtering
+    from encoder.training.embeddings import (
+        glove_vectors,  # needs torch: imported only when filtering
+    )
 
     words = sorted({w for m in syn.values() for k, vs in m.items() for w in (k, *vs)})
     row = {w: i for i, w in enumerate(words)}
@@ -198,7 +200,7 @@ def load_synonyms(
             if found:
                 syn[pos][lemma] = found
     if glove_min_cosine is not None:
-        from encoder.embeddings import glove_available
+        from encoder.training.embeddings import glove_available
 
         if glove_available():
             _glove_filter(syn, glove_min_cosine)

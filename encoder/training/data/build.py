@@ -3,7 +3,7 @@
 Sources: Jane Austen's six novels (split by novel), Moby Dick (split by chapter), gensim's
 Wikipedia sample (a second domain, split by article: tested beside every books build, or a
 build of its own with `domain="wiki"`) and 70 Reuters stories (real news, test only). The
-names are found by `encoder.entities`, the finder the service uses too.
+names are found by `encoder.text.entities`, the finder the service uses too.
 """
 
 from __future__ import annotations
@@ -15,11 +15,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from encoder.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
-from encoder.data.cloze import ClozeOptions, Paraphrase, build_lead_questions, build_questions
-from encoder.data.questions import Question, baselines, write_questions
-from encoder.data.sources import Text
-from encoder.entities import Entity, find_entities
+from encoder.text.entities import Entity, find_entities
+from encoder.training.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
+from encoder.training.data.cloze import (
+    ClozeOptions,
+    Paraphrase,
+    build_lead_questions,
+    build_questions,
+)
+from encoder.training.data.questions import Question, baselines, write_questions
+from encoder.training.data.sources import Text
 
 SPLITS: dict[str, tuple[str, ...]] = {
     "train": ("emma", "mansfieldpark", "prideprejudice", "sensesensibility"),
@@ -236,7 +241,7 @@ def split_summary(questions: list[Question]) -> dict[str, Any]:
 
 def load_sources(cache_dir: Path, source_dir: Path | None, wiki: bool | None) -> Sources:
     """Fetch (once, into cache_dir) and read the texts. wiki: None = when gensim is there."""
-    from encoder.data.sources import (
+    from encoder.training.data.sources import (
         SourceError,
         austen_chapters,
         find_wiki_sample,
@@ -271,7 +276,12 @@ SYNONYM_SPLIT_SEED = 13
 def make_paraphrasers(cache_dir: Path) -> dict[str, Paraphrase]:
     """split -> paraphrase: "train" with 70% of WordNet's synonym pairs, "test" (validation and
     test) with the other 30%, so no swap seen in training is tested."""
-    from encoder.data.paraphrase import fetch_wordnet, load_synonyms, paraphrase, split_synonyms
+    from encoder.training.data.paraphrase import (
+        fetch_wordnet,
+        load_synonyms,
+        paraphrase,
+        split_synonyms,
+    )
 
     pairs = load_synonyms(fetch_wordnet(cache_dir))
     train_map, test_map = split_synonyms(pairs, SYNONYM_SPLIT_SEED)

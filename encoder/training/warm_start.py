@@ -8,12 +8,12 @@ from pathlib import Path
 
 import torch
 
-from encoder.attention import GatedAttention
-from encoder.checkpoint import Checkpoint, load_checkpoint
-from encoder.config import ReaderConfig
-from encoder.model import MENTION_PRIOR_WEIGHTS, Reader
-from encoder.modes import Mode
-from encoder.recipe import Recipe, RecipeError
+from encoder.model.attention import GatedAttention
+from encoder.model.checkpoint import Checkpoint, load_checkpoint
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import Mode
+from encoder.model.reader import MENTION_PRIOR_WEIGHTS, Reader
+from encoder.training.recipe import Recipe, RecipeError
 
 GATE_OPENED = ("linear", "gated")  # the one start from another mode's reader (open_gate)
 GATE_OPEN_BIAS = 5.0  # sigmoid(5) = 0.993: the gate starts (almost) fully open

@@ -4,7 +4,7 @@
      "answer": "@entityN", "candidates": ["@entityN", ...]}
 
 `document` and `query` are text in which entities are already `@entityN` markers (tokens are
-separated by spaces, but any text that `encoder.text.tokenize` reads will do); `query` holds
+separated by spaces, but any text that `encoder.text.tokens.tokenize` reads will do); `query` holds
 exactly one `@placeholder`; `answer` is one of `candidates`, and every candidate occurs in the
 document.
 """
@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from encoder.text import PLACEHOLDER, entity_index, entity_marker, tokenize
+from encoder.text.tokens import PLACEHOLDER, entity_index, entity_marker, tokenize
 
 
 class DataError(ValueError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.questions import UnsupportedQuestion, past_tense, third_person, to_cloze
+from encoder.text.questions import UnsupportedQuestion, past_tense, third_person, to_cloze
 
 
 @pytest.mark.parametrize(

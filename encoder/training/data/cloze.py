@@ -26,11 +26,11 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from encoder.anonymise import EntityMatcher, entity_surfaces
-from encoder.data.questions import Question
-from encoder.data.sources import Text
-from encoder.entities import Entity
-from encoder.text import PLACEHOLDER, cut_around_placeholder, entity_marker, split_sentences
+from encoder.text.anonymise import EntityMatcher, entity_surfaces
+from encoder.text.entities import Entity
+from encoder.text.tokens import PLACEHOLDER, cut_around_placeholder, entity_marker, split_sentences
+from encoder.training.data.questions import Question
+from encoder.training.data.sources import Text
 
 # Rewrites a question's tokens (markers and the placeholder kept); None: verbatim.
 Paraphrase = Callable[[list[str], random.Random], list[str]]

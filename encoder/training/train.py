@@ -14,7 +14,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from encoder.batches import (
+from encoder.model.checkpoint import save_checkpoint
+from encoder.model.config import ReaderConfig
+from encoder.model.modes import Mode
+from encoder.model.reader import Reader
+from encoder.model.vocab import Vocabulary
+from encoder.text.tokens import tokenize
+from encoder.training.batches import (
     Encoded,
     batches,
     concat,
@@ -23,17 +29,11 @@ from encoder.batches import (
     permute_entities,
     spread_entities,
 )
-from encoder.checkpoint import save_checkpoint
-from encoder.config import ReaderConfig
-from encoder.data.questions import numbered_as_served, read_questions
-from encoder.embeddings import init_embeddings
-from encoder.model import Reader
-from encoder.modes import Mode
-from encoder.predict import accuracy
-from encoder.recipe import ModelShape, Recipe, Stage, check_data
-from encoder.text import tokenize
-from encoder.vocab import Vocabulary
-from encoder.warm_start import check_same_shape, init_checkpoint, load_start
+from encoder.training.data.questions import numbered_as_served, read_questions
+from encoder.training.embeddings import init_embeddings
+from encoder.training.predict import accuracy
+from encoder.training.recipe import ModelShape, Recipe, Stage, check_data
+from encoder.training.warm_start import check_same_shape, init_checkpoint, load_start
 
 RESUME_FORMAT = 2
 PRIOR_LR_SCALE = 10.0  # the mention prior's weight learns this many times faster

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from encoder.data.questions import Question
-from encoder.model import pad_sequences
-from encoder.text import entity_index, tokenize
-from encoder.vocab import Vocabulary
+from encoder.model.reader import pad_sequences
+from encoder.model.vocab import Vocabulary
+from encoder.text.tokens import entity_index, tokenize
+from encoder.training.data.questions import Question
 
 
 @dataclass

@@ -7,10 +7,12 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from encoder.anonymise import anonymise_document, prepare_question
-from encoder.batches import encode_questions
-from encoder.checkpoint import Checkpoint, load_checkpoint
-from encoder.data.questions import (
+from encoder.model.checkpoint import Checkpoint, load_checkpoint
+from encoder.text.anonymise import anonymise_document, prepare_question
+from encoder.text.entities import name_key
+from encoder.text.tokens import entity_index, entity_marker
+from encoder.training.batches import encode_questions
+from encoder.training.data.questions import (
     DataError,
     Question,
     baselines,
@@ -18,9 +20,7 @@ from encoder.data.questions import (
     numbered_as_served,
     question_from_json,
 )
-from encoder.entities import name_key
-from encoder.predict import Progress, accuracy
-from encoder.text import entity_index, entity_marker
+from encoder.training.predict import Progress, accuracy
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ def read_any_questions(
 ) -> tuple[list[Question], int]:
     """Questions of a JSONL file, prepared exactly as the answers route prepares them.
 
-    A line is either a data set question (`encoder.data.questions`: markers already in place,
-    renumbered in order of first mention as the service numbers names) or a user's own:
+    A line is either a data set question (`encoder.training.data.questions`: markers already in
+    place, renumbered in order of first mention as the service numbers names) or a user's own:
     {"document": text, "query": cloze question, "answer": name, "candidates"?: [names]} in
     plain text. Those go through the service's own steps: the entity finder (or the given
     candidates), the document's entity map for the question, the reader's question window.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from encoder.modes import Mode
+from encoder.model.modes import Mode
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ from typing import Any
 
 import torch
 
-from encoder.config import ReaderConfig
-from encoder.model import Reader
-from encoder.vocab import Vocabulary
+from encoder.model.config import ReaderConfig
+from encoder.model.reader import Reader
+from encoder.model.vocab import Vocabulary
 
 FORMAT_VERSION = 1
-CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
+CHECKPOINT_DIR = Path(__file__).parents[1] / "checkpoints"  # encoder/checkpoints
 
 
 class CheckpointError(Exception):

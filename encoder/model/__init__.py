@@ -1,0 +1,2 @@
+"""The reader: configuration, attention modes, document states, the model, checkpoints
+and vocabulary."""
