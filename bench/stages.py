@@ -149,7 +149,7 @@ async def profile_answers(
             indexed = await index_documents(client, [doc], timeout_s=300)
             runtime: Runtime = app.state.runtime
             assert runtime.store is not None and runtime.batcher is not None
-            model = runtime.models[mode]
+            model = runtime.models.by_mode[mode]
             queries = [doc.questions[j % len(doc.questions)] for j in range(queries_per_request)]
             request = answers_request(doc.id, queries, mode, top_k)
             samples: dict[str, list[float]] = {}
@@ -188,7 +188,7 @@ async def _one_request(
 ) -> tuple[dict[str, float], float]:
     """The handler's stages one by one (µs each), then the whole request through the app."""
     assert runtime.store is not None and runtime.batcher is not None
-    model = runtime.models[mode]
+    model = runtime.models.by_mode[mode]
     clock = time.perf_counter
     us: dict[str, float] = {}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +27,7 @@ from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
 from service.indexing import indexed_record, require_current
 from service.metrics import Metrics
-from service.readers import LoadedModel
+from service.readers import LoadedModel, ServedModels
 from service.schemas import AnswersIn
 from service.settings import Settings
 from store.base import DocumentStore
@@ -148,65 +148,79 @@ def _json_bytes(body: dict[str, object]) -> bytes:
     return pydantic_core.to_json(body, inf_nan_mode="null")
 
 
-def _check_request(body: AnswersIn, settings: Settings) -> None:
-    if len(body.queries) > settings.max_queries:
-        raise TooLarge(
-            f"at most {settings.max_queries} queries per request, got {len(body.queries)}",
-            {"max_queries": settings.max_queries},
-            code="too_many_queries",
-        )
-    if body.top_k > settings.max_top_k:
-        raise BadRequest(
-            f"top_k is at most {settings.max_top_k}",
-            {"max_top_k": settings.max_top_k},
-            code="top_k_too_large",
-        )
+class AnswerService:
+    """What the answers route and its fast lane call, built once by the app's lifespan."""
 
+    def __init__(
+        self,
+        settings: Settings,
+        store: DocumentStore,
+        models: ServedModels,
+        batcher: QueryBatcher,
+        metrics: Metrics,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.models = models
+        self.batcher = batcher
+        self.metrics = metrics
 
-async def answer_queries(
-    doc_id: str,
-    body: AnswersIn,
-    settings: Settings,
-    store: DocumentStore,
-    models: Mapping[str, LoadedModel],
-    batcher: QueryBatcher,
-    metrics: Metrics,
-) -> bytes:
-    """The questions' best answers among the document's entities, from its state of the
-    requested mode; 409 unless that state was built by the loaded model."""
-    _check_request(body, settings)
-    mode = body.mode or settings.default_mode
-    model = models.get(mode)
-    if model is None:
-        raise BadRequest(
-            f"mode {mode!r} is not loaded", {"loaded": sorted(models)}, code="mode_not_loaded"
-        )
-    # From here to encode this request is on its way to the batcher: a batch gathered
-    # meanwhile waits for it (and runs at once when no request is on its way).
-    with batcher.coming():
-        record = await indexed_record(store, doc_id, modes=(mode,))
-        require_current(record, models, (mode,))
-        state = record.states[mode]
-        try:
-            clozes = cloze_sentences(body.queries)
-            query_ids = query_token_ids(model, clozes, record.entities)
-        except ValueError as exc:
-            raise BadRequest(str(exc), code="bad_query") from exc
-        n_entities = len(record.entities)
-        if n_entities == 0:
-            return answers_body(
-                doc_id, mode, model.model_id, body.queries, clozes, record.entities, None
+    def _check_request(self, body: AnswersIn) -> None:
+        settings = self.settings
+        if len(body.queries) > settings.max_queries:
+            raise TooLarge(
+                f"at most {settings.max_queries} queries per request, got {len(body.queries)}",
+                {"max_queries": settings.max_queries},
+                code="too_many_queries",
+            )
+        if body.top_k > settings.max_top_k:
+            raise BadRequest(
+                f"top_k is at most {settings.max_top_k}",
+                {"max_top_k": settings.max_top_k},
+                code="top_k_too_large",
             )
 
-    Q = await batcher.encode(model, query_ids)  # (m, k)
-    start = time.perf_counter()
-    if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
-        # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
-        ranked = await asyncio.to_thread(
-            rank_answers, model, state, Q, n_entities, body.top_k, record.mentions
+    async def answer(self, doc_id: str, body: AnswersIn) -> bytes:
+        """The questions' best answers among the document's entities, from its state of the
+        requested mode, as the JSON bytes of an `AnswersOut`; 409 unless that state was built
+        by the loaded model, 503 while the models load."""
+        models = self.models.ready()
+        self._check_request(body)
+        mode = body.mode or self.settings.default_mode
+        model = models.get(mode)
+        if model is None:
+            raise BadRequest(
+                f"mode {mode!r} is not loaded", {"loaded": sorted(models)}, code="mode_not_loaded"
+            )
+        batcher = self.batcher
+        # From here to encode this request is on its way to the batcher: a batch gathered
+        # meanwhile waits for it (and runs at once when no request is on its way).
+        with batcher.coming():
+            record = await indexed_record(self.store, doc_id, modes=(mode,))
+            require_current(record, models, (mode,))
+            state = record.states[mode]
+            try:
+                clozes = cloze_sentences(body.queries)
+                query_ids = query_token_ids(model, clozes, record.entities)
+            except ValueError as exc:
+                raise BadRequest(str(exc), code="bad_query") from exc
+            n_entities = len(record.entities)
+            if n_entities == 0:
+                return answers_body(
+                    doc_id, mode, model.model_id, body.queries, clozes, record.entities, None
+                )
+
+        Q = await batcher.encode(model, query_ids)  # (m, k)
+        start = time.perf_counter()
+        if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
+            # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
+            ranked = await asyncio.to_thread(
+                rank_answers, model, state, Q, n_entities, body.top_k, record.mentions
+            )
+        else:
+            # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
+            ranked = rank_answers(model, state, Q, n_entities, body.top_k, record.mentions)
+        self.metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
+        return answers_body(
+            doc_id, mode, model.model_id, body.queries, clozes, record.entities, ranked
         )
-    else:
-        # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
-        ranked = rank_answers(model, state, Q, n_entities, body.top_k, record.mentions)
-    metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
-    return answers_body(doc_id, mode, model.model_id, body.queries, clozes, record.entities, ranked)

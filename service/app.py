@@ -18,21 +18,21 @@ from fastapi import FastAPI
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.backends import open_queue, open_settings_store
+from service.answering import AnswerService
 from service.batcher import QueryBatcher
-from service.bounded_store import BoundedStore
 from service.deps import Runtime
 from service.errors import install_error_handlers
-from service.fastlane import AnswersFastLane
 from service.guard import RequestGuard, check_exposure
-from service.ingest.queue import IngestQueue
+from service.indexing import IndexingService
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
 from service.readers import load_models
 from service.routers import answers, documents, health, models, page
 from service.settings import Settings
 from store.base import DocumentStore
-from store.factory import is_embedded
+from store.bounded import BoundedStore
+from store.factory import is_embedded, open_queue, open_settings_store
+from store.queue.base import IngestQueue
 
 log = logging.getLogger(__name__)
 
@@ -83,14 +83,14 @@ async def _load_models_then_start_worker(
 ) -> None:
     settings = runtime.settings
     try:
-        runtime.models = await asyncio.to_thread(load_models, settings)
+        runtime.models.by_mode = await asyncio.to_thread(load_models, settings)
     except Exception as exc:
-        runtime.startup_error = f"loading the models failed: {type(exc).__name__}: {exc}"
-        log.error(runtime.startup_error)
+        runtime.models.error = f"loading the models failed: {type(exc).__name__}: {exc}"
+        log.error(runtime.models.error)
         return
     if runs_worker(settings):
         runtime.worker_stop = asyncio.Event()
-        worker = IngestWorker(settings, store, queue, runtime.models, runtime.metrics)
+        worker = IngestWorker(settings, store, queue, runtime.models.by_mode, runtime.metrics)
         runtime.worker_task = asyncio.create_task(
             worker.run(runtime.worker_stop), name="ingest-worker"
         )
@@ -100,25 +100,26 @@ async def _load_models_then_start_worker(
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     runtime: Runtime = app.state.runtime
     settings = runtime.settings
-    # Redis connects lazily, so a Redis that is down now does not stop the app starting.
-    store = open_settings_store(settings)
-    queue = open_queue(settings)
-    runtime.queue = queue
-    # Requests answer within redis_timeout_s even when Redis hangs. The worker keeps the
-    # plain store: writing a large state may rightly take longer.
-    runtime.store = (
-        store if is_embedded(settings.store_url) else BoundedStore(store, settings.redis_timeout_s)
-    )
-    runtime.batcher = QueryBatcher(
+    # Requests answer within redis_timeout_s even when Redis hangs (Redis connects lazily, so
+    # one that is down now does not stop the app starting).
+    store = runtime.store = open_settings_store(settings, bounded=True)
+    queue = runtime.queue = open_queue(settings)
+    batcher = runtime.batcher = QueryBatcher(
         settings.query_max_batch,
         settings.query_max_wait_ms,
         settings.query_queue_size,
         runtime.metrics,
         in_thread=settings.query_encoder_thread,
     )
-    runtime.batcher.start()
+    batcher.start()
+    # The serving objects, built once: the routes reach them through service/deps.py.
+    app.state.indexing = IndexingService(settings, store, queue, runtime.models)
+    app.state.answering = AnswerService(settings, store, runtime.models, batcher, runtime.metrics)
+    # The worker keeps the store without the deadline: writing a large state may rightly
+    # take longer.
+    worker_store = store.inner if isinstance(store, BoundedStore) else store
     loader = asyncio.create_task(
-        _load_models_then_start_worker(runtime, store, queue), name="load-models"
+        _load_models_then_start_worker(runtime, worker_store, queue), name="load-models"
     )
     try:
         yield
@@ -131,7 +132,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             runtime.worker_stop.set()
             with contextlib.suppress(Exception):
                 await runtime.worker_task
-        await runtime.batcher.stop()
+        await batcher.stop()
         await queue.close()
         await store.close()
 
@@ -156,7 +157,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # The guard (key, body size and pace) runs before any body is read; the latency
     # middleware, outermost, sees its answers too. Inside both, the answers fast lane.
-    app.add_middleware(AnswersFastLane)
+    app.add_middleware(answers.AnswersFastLane)
     app.add_middleware(RequestGuard, settings=settings)
     app.add_middleware(LatencyMiddleware, metrics=runtime.metrics)
     return app

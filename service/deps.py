@@ -1,4 +1,5 @@
-"""What handlers reach through dependencies: the app's runtime parts, set up by the lifespan."""
+"""What handlers reach through dependencies: the serving objects and runtime parts that the
+app's lifespan builds once (vLLM-style: routes parse, call one method, return)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from service.answering import AnswerService
 from service.batcher import QueryBatcher
-from service.errors import Unavailable
-from service.ingest.queue import IngestQueue
+from service.indexing import IndexingService
 from service.metrics import Metrics
-from service.readers import LoadedModel
+from service.readers import LoadedModel, ServedModels
 from service.settings import Settings
 from store.base import DocumentStore
+from store.queue.base import IngestQueue
 
 
 @dataclass
@@ -23,84 +25,38 @@ class Runtime:
 
     settings: Settings
     metrics: Metrics
+    models: ServedModels = field(default_factory=ServedModels)
     store: DocumentStore | None = None
     queue: IngestQueue | None = None
-    models: dict[str, LoadedModel] = field(default_factory=dict)
     batcher: QueryBatcher | None = None
     worker_task: asyncio.Task[None] | None = None
     worker_stop: asyncio.Event | None = None
-    startup_error: str | None = None
 
 
+# The getters are `async def` on purpose: FastAPI runs plain `def` dependencies in a thread
+# pool, a thread hop per getter per request.
 async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
 
+async def get_answering(request: Request) -> AnswerService:
+    answering: AnswerService = request.app.state.answering
+    return answering
+
+
+async def get_indexing(request: Request) -> IndexingService:
+    indexing: IndexingService = request.app.state.indexing
+    return indexing
+
+
+async def get_models(request: Request) -> dict[str, LoadedModel]:
+    """The loaded models; 503 while they load."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime.models.ready()
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-
-
-async def get_settings(runtime: RuntimeDep) -> Settings:
-    return runtime.settings
-
-
-async def get_metrics(runtime: RuntimeDep) -> Metrics:
-    return runtime.metrics
-
-
-async def get_store(runtime: RuntimeDep) -> DocumentStore:
-    if runtime.store is None:
-        raise Unavailable("the store is not open", code="store_unavailable")
-    return runtime.store
-
-
-async def get_queue(runtime: RuntimeDep) -> IngestQueue:
-    if runtime.queue is None:
-        raise Unavailable("the ingestion queue is not open", code="queue_unavailable")
-    return runtime.queue
-
-
-async def get_models(runtime: RuntimeDep) -> dict[str, LoadedModel]:
-    if not runtime.models:
-        message = "the models failed to load" if runtime.startup_error else "the models are loading"
-        raise Unavailable(message, code="not_ready")
-    return runtime.models
-
-
-async def get_batcher(runtime: RuntimeDep) -> QueryBatcher:
-    if runtime.batcher is None:
-        raise Unavailable("the query batcher is not running", code="not_ready")
-    return runtime.batcher
-
-
-@dataclass(frozen=True)
-class AnswerContext:
-    """What the answers route needs, resolved as one dependency: FastAPI solves every
-    dependency of a route on every request, and this is the route that is called most."""
-
-    settings: Settings
-    store: DocumentStore
-    models: dict[str, LoadedModel]
-    batcher: QueryBatcher
-    metrics: Metrics
-
-
-async def get_answer_context(runtime: RuntimeDep) -> AnswerContext:
-    return AnswerContext(
-        settings=runtime.settings,
-        store=await get_store(runtime),
-        models=await get_models(runtime),
-        batcher=await get_batcher(runtime),
-        metrics=runtime.metrics,
-    )
-
-
-# The getters are `async def` on purpose: FastAPI runs plain `def` dependencies in a thread
-# pool, a thread hop per getter per request.
-SettingsDep = Annotated[Settings, Depends(get_settings)]
-MetricsDep = Annotated[Metrics, Depends(get_metrics)]
-StoreDep = Annotated[DocumentStore, Depends(get_store)]
-QueueDep = Annotated[IngestQueue, Depends(get_queue)]
+AnsweringDep = Annotated[AnswerService, Depends(get_answering)]
+IndexingDep = Annotated[IndexingService, Depends(get_indexing)]
 ModelsDep = Annotated[dict[str, LoadedModel], Depends(get_models)]
-BatcherDep = Annotated[QueryBatcher, Depends(get_batcher)]
-AnswerContextDep = Annotated[AnswerContext, Depends(get_answer_context)]

@@ -17,8 +17,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.ingest.queue import QueueUnavailable
 from store.errors import CorruptRecord, StoreError, StoreUnavailable
+from store.queue.base import QueueUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +39,6 @@ class ServiceError(Exception):
 
 class BadRequest(ServiceError):
     status, code = 400, "bad_request"
-
-
-class Unauthorized(ServiceError):
-    status, code = 401, "unauthorized"
 
 
 class NotFound(ServiceError):

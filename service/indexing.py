@@ -1,6 +1,7 @@
 """Indexing policy: what a POST of documents, an append, and a read of a document do.
 
-The routes parse and respond; the decisions live here, once:
+`IndexingService`, built once by the app's lifespan, is what the documents routes call: they
+parse, call one of its methods, and return its result. The decisions live here, once:
 - idempotency: the same id with the same text and candidates is the same document, nothing
   is re-encoded (other candidates index it again);
 - record and queue entry together: a `queued` record whose queue entry is gone (the enqueue
@@ -25,6 +26,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from urllib.parse import quote
 
 from encoder.model.state import DocumentState
+from encoder.text.tokens import TOKEN_RE
 from service.errors import (
     BadRequest,
     Conflict,
@@ -37,8 +39,7 @@ from service.errors import (
     Unavailable,
     Unprocessable,
 )
-from service.ingest.queue import IngestJob, IngestQueue
-from service.readers import LoadedModel
+from service.readers import LoadedModel, ServedModels, anonymise, entity_budget
 from service.schemas import (
     DocumentAccepted,
     DocumentEntities,
@@ -50,17 +51,16 @@ from service.schemas import (
     EntityMentions,
 )
 from service.settings import Settings
-from service.texts import (
-    anonymise,
+from store.base import DocumentStore, readable_records
+from store.queue.base import IngestJob, IngestQueue
+from store.record import (
+    DocumentRecord,
+    Status,
     appended_hash,
     derived_id,
-    entity_budget,
-    has_tokens,
     posting_hash,
     text_hash,
 )
-from store.base import DocumentStore, readable_records
-from store.record import DocumentRecord, Status
 
 
 def is_current(record: DocumentRecord, models: Mapping[str, LoadedModel]) -> bool:
@@ -128,14 +128,6 @@ def document_entities(record: DocumentRecord) -> DocumentEntities:
     )
 
 
-async def list_documents(store: DocumentStore, limit: int, cursor: str | None) -> DocumentList:
-    page = await store.list_documents(limit, cursor)
-    return DocumentList(
-        documents=[DocumentSummary(id=doc_id, status=status) for doc_id, status in page.documents],
-        next_cursor=page.next_cursor,
-    )
-
-
 async def known_record(
     store: DocumentStore, doc_id: str, modes: Collection[str] | None = ()
 ) -> DocumentRecord:
@@ -157,11 +149,6 @@ async def indexed_record(
             {"status": str(record.status), "error": record.error},
         )
     return record
-
-
-async def delete_document(store: DocumentStore, doc_id: str) -> None:
-    if not await store.delete(doc_id):
-        raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
 
 
 def check_text_size(text: str, max_bytes: int, what: str, **detail: object) -> None:
@@ -190,7 +177,7 @@ def _check_batch(documents: Sequence[DocumentIn], max_batch: int, max_bytes: int
 def _check_tokens(documents: Sequence[DocumentIn]) -> None:
     """422 for a document with no tokens at all: it could never be indexed."""
     for i, doc in enumerate(documents):
-        if not has_tokens(doc.text):
+        if TOKEN_RE.search(doc.text) is None:
             raise Unprocessable(
                 f"document {i} holds no tokens (no words, numbers or punctuation)",
                 {"index": i, "id": doc.id},
@@ -270,52 +257,6 @@ async def _enqueue(
     await store.put(record, expect_text_hash=job.text_hash, expect_status=Status.QUEUED)
 
 
-async def index_documents(
-    documents: Sequence[DocumentIn],
-    settings: Settings,
-    store: DocumentStore,
-    queue: IngestQueue,
-    models: Mapping[str, LoadedModel],
-    status_url: Callable[[str], str],
-    startup_error: str | None = None,
-) -> DocumentsAccepted:
-    """Records each document as `queued` and puts it on the ingestion queue, unless it is
-    already indexed (or queued) with the same text and candidates; `models` may be empty
-    while loading, but not after loading them failed (`startup_error`: 503)."""
-    if startup_error is not None:
-        raise Unavailable("the models failed to load: nothing can be indexed", code="not_ready")
-    _check_batch(documents, settings.max_batch_documents, settings.max_document_bytes)
-    _check_tokens(documents)
-    hashes = [posting_hash(doc.text, doc.candidates) for doc in documents]
-    ids = _document_ids(documents, hashes)
-    unique_ids = list(dict.fromkeys(ids))
-    # A record whose metadata is unreadable counts as absent: this POST writes it anew.
-    existing = dict(zip(unique_ids, await readable_records(store, unique_ids), strict=True))
-    todo: list[tuple[DocumentIn, str, str]] = []
-    accepted: dict[str, DocumentAccepted] = {}
-    for doc, doc_id, h in zip(documents, ids, hashes, strict=True):
-        if doc_id in accepted:
-            continue
-        old = existing.get(doc_id)
-        if old is not None and not await needs_indexing(old, h, models, queue):
-            accepted[doc_id] = DocumentAccepted(
-                id=doc_id, status=old.status, status_url=status_url(doc_id), text_hash=h,
-                enqueued=False,
-            )  # fmt: skip
-            continue
-        todo.append((doc, doc_id, h))
-        accepted[doc_id] = DocumentAccepted(
-            id=doc_id, status=Status.QUEUED, status_url=status_url(doc_id), text_hash=h,
-            enqueued=True,
-        )  # fmt: skip
-    if todo:
-        await check_backlog(settings, queue)
-    for doc, doc_id, h in todo:
-        job = IngestJob(doc_id, doc.text, h, doc.candidates)
-        await _enqueue(store, queue, job, existing.get(doc_id))
-    return DocumentsAccepted(documents=list(accepted.values()))
-
-
 def _added_mentions(record: DocumentRecord, appended: list[int]) -> list[int]:
     """The record's mention counts plus the appended text's (which cover the known entities
     first, then the new ones); unknown (empty) stays unknown."""
@@ -326,63 +267,129 @@ def _added_mentions(record: DocumentRecord, appended: list[int]) -> list[int]:
     ]
 
 
-async def append_text(
-    doc_id: str,
-    text: str,
-    settings: Settings,
-    store: DocumentStore,
-    models: Mapping[str, LoadedModel],
-    expected_text_hash: str | None = None,
-) -> DocumentInfo:
-    """Continues every stored state with the new tokens (`extend`): the result equals
-    indexing the whole text at once, at the cost of the new text only. With
-    `expected_text_hash`, only if the document's text hash is that one (else 412)."""
-    check_text_size(text, settings.max_document_bytes, "appended text")
-    record = await indexed_record(store, doc_id, modes=None)
-    if expected_text_hash is not None and record.text_hash != expected_text_hash:
-        raise PreconditionFailed(
-            f"document {doc_id!r} has text hash {record.text_hash}, not the expected one "
-            "(already appended?)",
-            {"text_hash": record.text_hash, "expected_text_hash": expected_text_hash},
-        )
-    require_current(record, models, record.states)
-    try:
-        anon = await asyncio.to_thread(anonymise, models, text, None, record.entities)
-    except ValueError as exc:
-        raise BadRequest(str(exc), code="empty_text") from exc
-    tokens = record.tokens + len(anon.tokens)
-    if tokens > settings.max_document_tokens:
-        raise TooLarge(
-            f"the document would hold {tokens} tokens; the limit is "
-            f"{settings.max_document_tokens}",
-            {"tokens": record.tokens, "appended": len(anon.tokens),
-             "max_document_tokens": settings.max_document_tokens},
-            code="document_too_long",
-        )  # fmt: skip
+class IndexingService:
+    """What the documents routes call, built once by the app's lifespan: each method is one
+    route's whole work after parsing."""
 
-    def extend_all() -> dict[str, DocumentState]:
-        return {
-            mode: models[mode].reader.extend(state, models[mode].token_ids(anon.tokens))
-            for mode, state in record.states.items()
-        }
+    def __init__(
+        self, settings: Settings, store: DocumentStore, queue: IngestQueue, models: ServedModels
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.queue = queue
+        self.models = models
+        self.status_url = status_url(settings)
 
-    extended = DocumentRecord(
-        id=record.id,
-        text_hash=appended_hash(record.text_hash, text),
-        status=Status.INDEXED,
-        tokens=tokens,
-        entities=anon.entities,
-        mentions=_added_mentions(record, anon.mentions),
-        unplaced=[*record.unplaced, *(n for n in anon.unplaced if n not in record.unplaced)],
-        candidates_not_found=[n for n in record.candidates_not_found if n not in anon.entities],
-        entity_slots=entity_budget(models),
-        model_ids=dict(record.model_ids),
-        created_at=record.created_at,
-        states=await asyncio.to_thread(extend_all),
-    )
-    if not await store.put(extended, expect_text_hash=record.text_hash):
-        raise Conflict(
-            f"document {doc_id!r} changed while the text was appended; retry",
-            code="concurrent_update",
+    async def index(self, documents: Sequence[DocumentIn]) -> DocumentsAccepted:
+        """Records each document as `queued` and puts it on the ingestion queue, unless it is
+        already indexed (or queued) with the same text and candidates. Documents are accepted
+        while the models load, but not once loading them failed (503)."""
+        if self.models.error is not None:
+            raise Unavailable("the models failed to load: nothing can be indexed", code="not_ready")
+        settings, store, queue = self.settings, self.store, self.queue
+        models = self.models.by_mode  # empty while loading
+        _check_batch(documents, settings.max_batch_documents, settings.max_document_bytes)
+        _check_tokens(documents)
+        hashes = [posting_hash(doc.text, doc.candidates) for doc in documents]
+        ids = _document_ids(documents, hashes)
+        unique_ids = list(dict.fromkeys(ids))
+        # A record whose metadata is unreadable counts as absent: this POST writes it anew.
+        existing = dict(zip(unique_ids, await readable_records(store, unique_ids), strict=True))
+        todo: list[tuple[DocumentIn, str, str]] = []
+        accepted: dict[str, DocumentAccepted] = {}
+        for doc, doc_id, h in zip(documents, ids, hashes, strict=True):
+            if doc_id in accepted:
+                continue
+            old = existing.get(doc_id)
+            if old is not None and not await needs_indexing(old, h, models, queue):
+                accepted[doc_id] = DocumentAccepted(
+                    id=doc_id, status=old.status, status_url=self.status_url(doc_id),
+                    text_hash=h, enqueued=False,
+                )  # fmt: skip
+                continue
+            todo.append((doc, doc_id, h))
+            accepted[doc_id] = DocumentAccepted(
+                id=doc_id, status=Status.QUEUED, status_url=self.status_url(doc_id),
+                text_hash=h, enqueued=True,
+            )  # fmt: skip
+        if todo:
+            await check_backlog(settings, queue)
+        for doc, doc_id, h in todo:
+            job = IngestJob(doc_id, doc.text, h, doc.candidates)
+            await _enqueue(store, queue, job, existing.get(doc_id))
+        return DocumentsAccepted(documents=list(accepted.values()))
+
+    async def list(self, limit: int, cursor: str | None) -> DocumentList:
+        page = await self.store.list_documents(limit, cursor)
+        return DocumentList(
+            documents=[DocumentSummary(id=i, status=status) for i, status in page.documents],
+            next_cursor=page.next_cursor,
         )
-    return document_info(await known_record(store, doc_id))
+
+    async def info(self, doc_id: str) -> DocumentInfo:
+        return document_info(await known_record(self.store, doc_id))
+
+    async def entities(self, doc_id: str) -> DocumentEntities:
+        return document_entities(await indexed_record(self.store, doc_id, modes=()))
+
+    async def delete(self, doc_id: str) -> None:
+        if not await self.store.delete(doc_id):
+            raise NotFound(f"no document {doc_id!r}", {"id": doc_id}, code="document_not_found")
+
+    async def append(
+        self, doc_id: str, text: str, expected_text_hash: str | None = None
+    ) -> DocumentInfo:
+        """Continues every stored state with the new tokens (`extend`): the result equals
+        indexing the whole text at once, at the cost of the new text only. With
+        `expected_text_hash`, only if the document's text hash is that one (else 412)."""
+        settings, store = self.settings, self.store
+        models = self.models.ready()
+        check_text_size(text, settings.max_document_bytes, "appended text")
+        record = await indexed_record(store, doc_id, modes=None)
+        if expected_text_hash is not None and record.text_hash != expected_text_hash:
+            raise PreconditionFailed(
+                f"document {doc_id!r} has text hash {record.text_hash}, not the expected one "
+                "(already appended?)",
+                {"text_hash": record.text_hash, "expected_text_hash": expected_text_hash},
+            )
+        require_current(record, models, record.states)
+        try:
+            anon = await asyncio.to_thread(anonymise, models, text, None, record.entities)
+        except ValueError as exc:
+            raise BadRequest(str(exc), code="empty_text") from exc
+        tokens = record.tokens + len(anon.tokens)
+        if tokens > settings.max_document_tokens:
+            raise TooLarge(
+                f"the document would hold {tokens} tokens; the limit is "
+                f"{settings.max_document_tokens}",
+                {"tokens": record.tokens, "appended": len(anon.tokens),
+                 "max_document_tokens": settings.max_document_tokens},
+                code="document_too_long",
+            )  # fmt: skip
+
+        def extend_all() -> dict[str, DocumentState]:
+            return {
+                mode: models[mode].reader.extend(state, models[mode].token_ids(anon.tokens))
+                for mode, state in record.states.items()
+            }
+
+        extended = DocumentRecord(
+            id=record.id,
+            text_hash=appended_hash(record.text_hash, text),
+            status=Status.INDEXED,
+            tokens=tokens,
+            entities=anon.entities,
+            mentions=_added_mentions(record, anon.mentions),
+            unplaced=[*record.unplaced, *(n for n in anon.unplaced if n not in record.unplaced)],
+            candidates_not_found=[n for n in record.candidates_not_found if n not in anon.entities],
+            entity_slots=entity_budget(models),
+            model_ids=dict(record.model_ids),
+            created_at=record.created_at,
+            states=await asyncio.to_thread(extend_all),
+        )
+        if not await store.put(extended, expect_text_hash=record.text_hash):
+            raise Conflict(
+                f"document {doc_id!r} changed while the text was appended; retry",
+                code="concurrent_update",
+            )
+        return await self.info(doc_id)

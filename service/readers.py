@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ import torch
 from encoder.model.checkpoint import default_checkpoint_path, load_checkpoint
 from encoder.model.reader import Reader
 from encoder.model.vocab import Vocabulary
+from encoder.text.anonymise import AnonymisedText, anonymise_document
+from service.errors import Unavailable
 from service.schemas import ModelInfo, ModelsOut
 from service.settings import Settings
 
@@ -45,6 +47,43 @@ class LoadedModel:
     def token_ids(self, tokens: Sequence[str]) -> torch.Tensor:
         """Tokens -> 1-D long tensor of this model's vocabulary ids."""
         return torch.tensor(self.vocab.encode(list(tokens)), dtype=torch.long)
+
+
+@dataclass
+class ServedModels:
+    """The models this server serves: empty until loading them (in a thread, once the app
+    has started) ends; `error` says why loading failed."""
+
+    by_mode: dict[str, LoadedModel] = field(default_factory=dict)
+    error: str | None = None
+
+    def ready(self) -> dict[str, LoadedModel]:
+        """The loaded models; 503 while they load or once loading them failed."""
+        if not self.by_mode:
+            message = "the models failed to load" if self.error else "the models are loading"
+            raise Unavailable(message, code="not_ready")
+        return self.by_mode
+
+
+def entity_budget(models: Mapping[str, LoadedModel]) -> int:
+    """Entity slots every loaded model can answer with (the entity map is shared by modes)."""
+    return min(m.entity_slots for m in models.values())
+
+
+def anonymise(
+    models: Mapping[str, LoadedModel],
+    text: str,
+    candidates: list[str] | None = None,
+    known: list[str] | None = None,
+) -> AnonymisedText:
+    """Tokens with entity markers, within the models' entity budget; raises ValueError when
+    the text holds no tokens."""
+    anon = anonymise_document(
+        text, candidates, max_entities=entity_budget(models), known=known or ()
+    )
+    if not anon.tokens:
+        raise ValueError("the text holds no tokens")
+    return anon
 
 
 def trained_on(meta: dict[str, Any]) -> str:

@@ -1,10 +1,13 @@
-"""A document as the store keeps it: metadata plus one state per attention mode."""
+"""A document as the store keeps it: metadata plus one state per attention mode; the id rule
+and the text hashes that decide whether a posting is a new document."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -25,6 +28,32 @@ def check_doc_id(doc_id: str) -> None:
             f"document id must be 1 to {MAX_DOC_ID_CHARS} letters, digits or ._:- "
             f"(starting with a letter or digit), got {doc_id[: MAX_DOC_ID_CHARS + 1]!r}"
         )
+
+
+def derived_id(text_hash_hex: str) -> str:
+    """The id of a document posted without one: its content address."""
+    return f"doc-{text_hash_hex[:24]}"
+
+
+def text_hash(text: str) -> str:
+    """sha256 of the text: with the id, it decides whether a POST is a new document."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def posting_hash(text: str, candidates: Sequence[str] | None) -> str:
+    """What a posted document is known by: its text and, when given, its candidates. With
+    the id it decides whether a POST is a new document, so the same text posted with other
+    candidates is indexed again; without candidates it is the text hash."""
+    h = text_hash(text)
+    if candidates is None:
+        return h
+    given = json.dumps(list(candidates), ensure_ascii=False)
+    return hashlib.sha256(f"{h}\n".encode() + given.encode()).hexdigest()
+
+
+def appended_hash(old_hash: str, appended: str) -> str:
+    """The hash after an append chains the old hash, so no old text is needed to compute it."""
+    return hashlib.sha256(f"{old_hash}\n".encode() + appended.encode()).hexdigest()
 
 
 # The metadata's format: 1 had no "schema" key; 2 adds mention counts, unplaced names, names

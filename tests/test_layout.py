@@ -84,7 +84,7 @@ def top(module: str) -> str:
 
 def test_the_graph_sees_the_tree() -> None:
     assert {"service.app", "store.codec", "bench.lookup", "cli.main"} <= set(GRAPH)
-    assert "service.indexing" in GRAPH["service.routers.documents"]
+    assert "service.indexing" in GRAPH["service.deps"]
 
 
 def test_imports_go_down_the_layers_only() -> None:

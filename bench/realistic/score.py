@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from service.texts import anonymise
 
 from bench.realistic.stories import Asked, Story
 from encoder.text.anonymise import anonymise_query
@@ -33,7 +34,6 @@ from encoder.text.tokens import PLACEHOLDER, entity_index
 from encoder.training.data.questions import context_match_scores
 from service.app import create_app
 from service.settings import Settings
-from service.texts import anonymise
 
 BASELINES = ("word matching", "most frequent")
 

@@ -1,1 +1,1 @@
-"""Ingestion: the queue between the API and the workers, and the worker loop."""
+"""Ingestion: the worker loop that reads the queue (store/queue/) and writes the states."""

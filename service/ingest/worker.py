@@ -34,15 +34,14 @@ from dataclasses import dataclass
 
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import AnonymisedText
-from service.backends import open_queue, open_settings_store
 from service.indexing import is_current
-from service.ingest.queue import Delivery, IngestJob, IngestQueue, QueueUnavailable
 from service.metrics import Metrics
-from service.readers import LoadedModel, load_models
+from service.readers import LoadedModel, anonymise, entity_budget, load_models
 from service.settings import Settings
-from service.texts import anonymise, candidates_not_found, entity_budget
 from store.base import DocumentStore, readable_records
 from store.errors import StoreError
+from store.factory import open_queue, open_settings_store
+from store.queue.base import Delivery, IngestJob, IngestQueue, QueueUnavailable
 from store.record import DocumentRecord, Status, now
 
 log = logging.getLogger(__name__)
@@ -66,6 +65,13 @@ class _Doc:
     candidates_not_found: list[str]
     created_at: float
     expect_hash: str  # the text hash the record holds: the write goes over it only
+
+
+def candidates_not_found(candidates: Sequence[str] | None, anon: AnonymisedText) -> list[str]:
+    """Names the client gave that never occur in the text (reported, not silently dropped)."""
+    placed = {*anon.entities, *anon.unplaced}
+    given = dict.fromkeys(c.strip() for c in candidates or () if c.strip())
+    return [name for name in given if name not in placed]
 
 
 def length_groups(lengths: Sequence[int], max_group: int) -> list[list[int]]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 
-from service import indexing
-from service.auth import require_api_key
-from service.deps import ModelsDep, QueueDep, RuntimeDep, SettingsDep, StoreDep
+from service.deps import IndexingDep
 from service.errors import error_responses
+from service.guard import API_KEY_SCHEME
 from service.schemas import (
     AppendIn,
     DocumentBatchIn,
@@ -21,7 +20,7 @@ from service.schemas import (
     DocumentsAccepted,
 )
 
-router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[Depends(require_api_key)])
+router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[API_KEY_SCHEME])
 
 
 @router.post(
@@ -33,11 +32,7 @@ router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[Depends(requi
     responses=error_responses(400, 401, 408, 413, 422, 429, 503),
 )
 async def index_documents(
-    body: DocumentIn | DocumentBatchIn,
-    settings: SettingsDep,
-    store: StoreDep,
-    queue: QueueDep,
-    runtime: RuntimeDep,
+    body: DocumentIn | DocumentBatchIn, indexing: IndexingDep
 ) -> DocumentsAccepted:
     """Records each document as `queued` and puts it on the ingestion queue.
 
@@ -45,12 +40,7 @@ async def index_documents(
     with other text is indexed again. A document posted without an id gets one derived from
     its text. A document indexed by other models than this server's is indexed again.
     """
-    documents = body.documents if isinstance(body, DocumentBatchIn) else [body]
-    # runtime.models, not ModelsDep: documents are accepted while the models still load.
-    return await indexing.index_documents(
-        documents, settings, store, queue, runtime.models, indexing.status_url(settings),
-        runtime.startup_error,
-    )  # fmt: skip
+    return await indexing.index(body.documents if isinstance(body, DocumentBatchIn) else [body])
 
 
 @router.get(
@@ -61,14 +51,14 @@ async def index_documents(
     responses=error_responses(401, 422, 503),
 )
 async def list_documents(
-    store: StoreDep,
+    indexing: IndexingDep,
     limit: Annotated[int, Query(ge=1, le=500, description="Documents per page.")] = 50,
     cursor: Annotated[
         str | None, Query(max_length=200, description="`next_cursor` of the page before.")
     ] = None,
 ) -> DocumentList:
     """In id order, so paging is stable while documents come and go."""
-    return await indexing.list_documents(store, limit, cursor)
+    return await indexing.list(limit, cursor)
 
 
 @router.get(
@@ -78,10 +68,10 @@ async def list_documents(
     summary="The entities a document's answers can name, with their mention counts",
     responses=error_responses(401, 404, 409, 422, 503),
 )
-async def get_document_entities(doc_id: DocumentIdPath, store: StoreDep) -> DocumentEntities:
+async def get_document_entities(doc_id: DocumentIdPath, indexing: IndexingDep) -> DocumentEntities:
     """Whole names in order of first mention; names beyond the models' entity slots are
     listed as `unplaced` (they are never answers). 409 until the document is indexed."""
-    return indexing.document_entities(await indexing.indexed_record(store, doc_id, modes=()))
+    return await indexing.entities(doc_id)
 
 
 @router.get(
@@ -91,8 +81,8 @@ async def get_document_entities(doc_id: DocumentIdPath, store: StoreDep) -> Docu
     summary="Status, size and model of a document",
     responses=error_responses(401, 404, 422, 503),
 )
-async def get_document(doc_id: DocumentIdPath, store: StoreDep) -> DocumentInfo:
-    return indexing.document_info(await indexing.known_record(store, doc_id))
+async def get_document(doc_id: DocumentIdPath, indexing: IndexingDep) -> DocumentInfo:
+    return await indexing.info(doc_id)
 
 
 @router.delete(
@@ -102,8 +92,8 @@ async def get_document(doc_id: DocumentIdPath, store: StoreDep) -> DocumentInfo:
     summary="Remove a document and its states",
     responses=error_responses(401, 404, 422, 503),
 )
-async def delete_document(doc_id: DocumentIdPath, store: StoreDep) -> Response:
-    await indexing.delete_document(store, doc_id)
+async def delete_document(doc_id: DocumentIdPath, indexing: IndexingDep) -> Response:
+    await indexing.delete(doc_id)
     return Response(status_code=204)
 
 
@@ -115,12 +105,9 @@ async def delete_document(doc_id: DocumentIdPath, store: StoreDep) -> Response:
     responses=error_responses(400, 401, 404, 408, 409, 412, 413, 422, 503),
 )
 async def append_text(
-    doc_id: DocumentIdPath, body: AppendIn, settings: SettingsDep, store: StoreDep,
-    models: ModelsDep,
-) -> DocumentInfo:  # fmt: skip
+    doc_id: DocumentIdPath, body: AppendIn, indexing: IndexingDep
+) -> DocumentInfo:
     """Continues every stored state with the new tokens (`extend`): the result equals
     indexing the whole text at once, at the cost of the new text only. With
     `expected_text_hash`, a retry of an append that happened answers 412."""
-    return await indexing.append_text(
-        doc_id, body.text, settings, store, models, body.expected_text_hash
-    )
+    return await indexing.append(doc_id, body.text, body.expected_text_hash)

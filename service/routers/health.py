@@ -12,9 +12,9 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from service.deps import RuntimeDep
 from service.errors import error_response, error_responses
-from service.ingest.queue import QueueUnavailable
 from service.schemas import Health, Readiness
 from store.errors import StoreError
+from store.queue.base import QueueUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ router = APIRouter(tags=["health"])
     responses=error_responses(503),
 )
 async def healthz(runtime: RuntimeDep) -> Health | JSONResponse:
-    if runtime.startup_error is not None:
+    if runtime.models.error is not None:
         return error_response(503, "startup_failed", "loading the models failed; see the log")
     return Health(status="ok")
 
@@ -43,7 +43,7 @@ async def healthz(runtime: RuntimeDep) -> Health | JSONResponse:
 )
 async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
     store_ok = False
-    problem = "loading the models failed; see the log" if runtime.startup_error else None
+    problem = "loading the models failed; see the log" if runtime.models.error else None
     if runtime.store is not None:
         try:
             async with asyncio.timeout(runtime.settings.redis_timeout_s):
@@ -54,9 +54,9 @@ async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
             log.warning("readyz: store: %s", str(exc) or type(exc).__name__)
             problem = problem or "store unavailable"
     readiness = Readiness(
-        status="ready" if store_ok and runtime.models else "not_ready",
+        status="ready" if store_ok and runtime.models.by_mode else "not_ready",
         store=store_ok,
-        models={mode: m.model_id for mode, m in runtime.models.items()},
+        models={mode: m.model_id for mode, m in runtime.models.by_mode.items()},
         worker=runtime.worker_task is not None,
     )
     if readiness.status != "ready":

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
-from service.auth import require_api_key
 from service.deps import ModelsDep
 from service.errors import error_responses
+from service.guard import API_KEY_SCHEME
 from service.readers import describe_models
 from service.schemas import ModelsOut
 
-router = APIRouter(prefix="/v1", tags=["models"], dependencies=[Depends(require_api_key)])
+router = APIRouter(prefix="/v1", tags=["models"], dependencies=[API_KEY_SCHEME])
 
 
 @router.get(

@@ -9,8 +9,7 @@ from collections.abc import Mapping
 import torch
 
 from encoder.model.state import DocumentState
-from service.readers import LoadedModel
-from service.texts import anonymise
+from service.readers import LoadedModel, anonymise
 from tests.service.texts import APPENDIX, DOCUMENTS
 
 

@@ -21,15 +21,13 @@ import redis
 
 from encoder.model.checkpoint import load_checkpoint, save_checkpoint
 from encoder.model.vocab import Vocabulary
-from service.backends import open_queue
 from service.errors import Overloaded, install_error_handlers
 from service.ingest import worker as worker_module
-from service.ingest.queue import IngestJob, QueueUnavailable
 from service.ingest.worker import IngestWorker
 from service.readers import load_models
-from service.texts import text_hash
-from store.factory import open_store
-from store.record import DocumentRecord, Status
+from store.factory import open_queue, open_store
+from store.queue.base import IngestJob, QueueUnavailable
+from store.record import DocumentRecord, Status, text_hash
 from tests.redis_server import RedisProcess, free_port
 from tests.service.conftest import SettingsFactory, wait_status
 from tests.service.texts import HARBOUR, ORCHARD
@@ -131,7 +129,8 @@ async def test_sweeper_fails_a_queued_record_that_lost_its_entry(
 async def test_entry_id_write_never_clobbers_a_fast_worker(
     rig: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service.indexing import index_documents, status_url
+    from service.indexing import IndexingService
+    from service.readers import ServedModels
     from service.schemas import DocumentIn
 
     settings, store, queue, worker = rig
@@ -144,7 +143,7 @@ async def test_entry_id_write_never_clobbers_a_fast_worker(
 
     monkeypatch.setattr(queue, "enqueue", enqueue_then_index)
     docs = [DocumentIn(id="fast", text=HARBOUR)]
-    await index_documents(docs, settings, store, queue, worker.models, status_url(settings))
+    await IndexingService(settings, store, queue, ServedModels(worker.models)).index(docs)
     record = await store.get("fast", modes=None)
     assert record is not None and record.status == Status.INDEXED and record.states
 
@@ -428,7 +427,7 @@ async def test_a_slow_batch_is_not_redelivered_while_it_runs(
 
 
 async def test_idle_consumers_without_pending_entries_are_removed(redis_url: str) -> None:
-    from service.ingest.redis_stream import GROUP, RedisStreamQueue
+    from store.queue.redis_stream import GROUP, RedisStreamQueue
 
     prefix = f"g-{uuid.uuid4().hex[:8]}"
 
@@ -559,9 +558,9 @@ async def test_failed_model_loading_fails_post_and_health(app_client: Any, tmp_p
     async with app_client(ready=False, modes=["linear"], checkpoint_dir=empty) as client:
         runtime = client.app.state.runtime  # type: ignore[attr-defined]
         deadline = time.monotonic() + 10
-        while runtime.startup_error is None and time.monotonic() < deadline:
+        while runtime.models.error is None and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
-        assert runtime.startup_error is not None
+        assert runtime.models.error is not None
         response = await post(client, "x", HARBOUR)
         assert response.status_code == 503, response.text
         assert (await client.get("/healthz")).status_code == 503

@@ -14,7 +14,7 @@ import pytest
 
 from service.readers import load_models
 from service.settings import Settings
-from service.texts import text_hash
+from store.record import text_hash
 from tests.redis_server import RedisProcess
 from tests.reliability.corpus import encode_alone, make_documents, state_difference
 from tests.service.conftest import wait_status

@@ -22,11 +22,11 @@ import httpx
 import pytest
 import redis
 
-from service.ingest.queue import IngestJob
-from service.ingest.redis_stream import GROUP, RedisStreamQueue
 from service.readers import load_models
 from store.base import DocumentStore
 from store.factory import open_store
+from store.queue.base import IngestJob
+from store.queue.redis_stream import GROUP, RedisStreamQueue
 from store.record import Status
 from tests.processes import Process, base_env
 from tests.redis_server import RedisProcess

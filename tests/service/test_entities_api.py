@@ -14,8 +14,7 @@ import pytest
 from encoder.model.checkpoint import load_checkpoint
 from service.indexing import document_entities, document_info
 from service.readers import recorded_test_accuracy, trained_on
-from service.texts import text_hash
-from store.record import DocumentRecord, Status
+from store.record import DocumentRecord, Status, text_hash
 from tests.service.conftest import AppClient, wait_status
 from tests.service.helpers import (
     HIDDEN,

@@ -160,7 +160,7 @@ async def test_429_when_the_query_queue_is_full(app_client: AppClient) -> None:
     ) as client:
         await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
         await wait_status(client, "h", "indexed")
-        reader = client.app.state.runtime.models["linear"].reader
+        reader = client.app.state.runtime.models.by_mode["linear"].reader
         release = threading.Event()
         entered = threading.Event()
         original = reader.encode_queries
@@ -192,7 +192,7 @@ async def test_503_when_the_store_is_unreachable(app_client: AppClient) -> None:
     async with app_client(ready=False, modes=["linear"], store_url=closed) as client:
         runtime = client.app.state.runtime
         for _ in range(200):  # wait for the models, so only the store can be at fault
-            if runtime.models:
+            if runtime.models.by_mode:
                 break
             await asyncio.sleep(0.02)
         ready = await client.get("/readyz")

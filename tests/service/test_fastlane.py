@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import service.fastlane
+import service.routers.answers
 from tests.service.conftest import AppClient, wait_status
 from tests.service.texts import HARBOUR, QUESTIONS
 
@@ -39,7 +39,7 @@ async def test_fast_lane_answers_as_the_route_does(
     app_client: AppClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     taken: list[str] = []
-    real_takes = service.fastlane._takes
+    real_takes = service.routers.answers._takes
 
     def counting_takes(scope: Any, doc_id: str) -> bool:
         took = real_takes(scope, doc_id)
@@ -50,10 +50,10 @@ async def test_fast_lane_answers_as_the_route_does(
     async with app_client(modes=["linear", "none"]) as client:
         await client.post("/v1/documents", json={"id": "h", "text": HARBOUR})
         await wait_status(client, "h", "indexed")
-        monkeypatch.setattr(service.fastlane, "_takes", counting_takes)
+        monkeypatch.setattr(service.routers.answers, "_takes", counting_takes)
         fast = await _answers(client)
         assert len(taken) == len(REQUESTS) - 2  # all but the bad id and the text body
-        monkeypatch.setattr(service.fastlane, "_takes", lambda scope, doc_id: False)
+        monkeypatch.setattr(service.routers.answers, "_takes", lambda scope, doc_id: False)
         route = await _answers(client)
         metrics = (await client.get("/metrics")).text
     assert [status for status, _, _ in fast] == [200, 200, 200, 404, 400, 422, 422, 422, 400,

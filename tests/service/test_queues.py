@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import redis
 
-from service.ingest.embedded import EmbeddedQueue
-from service.ingest.queue import IngestJob, QueueUnavailable
-from service.ingest.redis_stream import RedisStreamQueue
+from store.queue.base import IngestJob, QueueUnavailable
+from store.queue.embedded import EmbeddedQueue
+from store.queue.redis_stream import RedisStreamQueue
 from tests.redis_server import free_port
 
 CLAIM_MS = 600  # long enough that a loaded machine does not see a lease lapse early

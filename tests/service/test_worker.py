@@ -12,17 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.backends import open_queue
 from service.ingest import worker as worker_module
-from service.ingest.queue import IngestJob
 from service.ingest.worker import IngestWorker, length_groups
 from service.metrics import Metrics
 from service.readers import load_models
 from service.settings import Settings
-from service.texts import text_hash
 from store.base import DocumentStore
-from store.factory import open_store
-from store.record import DocumentRecord, Status
+from store.factory import open_queue, open_store
+from store.queue.base import IngestJob
+from store.record import DocumentRecord, Status, text_hash
 from tests.service.conftest import SettingsFactory
 from tests.service.texts import DOCUMENTS, HARBOUR, ORCHARD
 

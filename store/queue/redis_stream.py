@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from redis.exceptions import RedisError, ResponseError
 
 from connections.redis_client import RedisClient, redis_client
-from service.ingest.queue import (
+from store.queue.base import (
     MALFORMED_DOC_ID,
     Delivery,
     IngestJob,

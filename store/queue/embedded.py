@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from connections.sqlite import write_transaction
-from service.ingest.queue import (
+from store.queue.base import (
     MALFORMED_DOC_ID,
     Delivery,
     IngestJob,

@@ -1,4 +1,5 @@
-"""A deadline on every store call the API makes: a Redis that hangs is a 503, not a hang.
+"""A deadline on every store call the API makes: a Redis that hangs is a 503, not a hang
+(applied by `store.factory.open_store` with `deadline_s`).
 
 redis-py's socket timeout bounds each read, but a call may read more than once and retry,
 so on its own it can take a few timeouts. The API promises an answer within
