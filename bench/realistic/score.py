@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from service.texts import anonymise
 
 from bench.realistic.stories import Asked, Story
 from encoder.text.anonymise import anonymise_query
 from encoder.text.tokens import PLACEHOLDER, entity_index
 from encoder.training.data.questions import context_match_scores
 from service.app import create_app
+from service.readers import anonymise
 from service.settings import Settings
 
 BASELINES = ("word matching", "most frequent")
@@ -138,7 +138,7 @@ async def answer_stories(
             for story in stories:
                 await _indexed(client, story.id)
             progress(f"indexed {len(stories)} stories")
-            models = app.state.runtime.models
+            models = app.state.runtime.models.by_mode
             for story in stories:
                 anon = anonymise(models, story.text)  # the worker's own reading of the story
                 for asked in story.questions:
