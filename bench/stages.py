@@ -205,7 +205,8 @@ async def _one_request(
 
     t = clock()
     clozes = cloze_sentences(parsed.queries)
-    ids = query_token_ids(model, clozes, record.entities)
+    prepared = query_token_ids(model, clozes, record.entities)
+    ids = prepared.ids
     us["tokenise"] = clock() - t
 
     t = clock()
@@ -219,7 +220,8 @@ async def _one_request(
     model.reader.lookup(state, Q)
     us["lookup"] = clock() - t
     t = clock()
-    ranked = rank_answers(model, state, Q, len(record.entities), top_k, record.mentions)
+    n = len(record.entities)
+    ranked = rank_answers(model, state, Q, n, top_k, record.mentions, prepared.named)
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()

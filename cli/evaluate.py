@@ -21,7 +21,13 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     path = args.checkpoint or default_checkpoint_path(args.mode)
     try:
         progress = bar("batches", args.json, unit="batch")
-        result = evaluate(path, args.data, device=settings.device, progress=progress)
+        result = evaluate(
+            path,
+            args.data,
+            device=settings.device,
+            progress=progress,
+            exclude_named=not args.keep_question_entities,
+        )
     except (CheckpointError, DataError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -36,7 +42,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  context match   {result.context_match:.4f}")
     print(f"  bag of words    {result.bag_of_words:.4f}")
     if result.answers_not_entities:
-        print(f"  ({result.answers_not_entities} answers are no entity of their document)")
+        print(
+            f"  ({result.answers_not_entities} answers the service cannot give: no entity of "
+            "their document, or named in their own question)"
+        )
     return 0
 
 
@@ -51,6 +60,12 @@ def register(sub: Any) -> None:
         required=True,
         help="a JSONL file: a data set's questions or your own in plain text (document, "
         "query, answer, candidates?), prepared as the API prepares them",
+    )
+    p.add_argument(
+        "--keep-question-entities",
+        action="store_true",
+        help="answer with the entities a question names too (the service leaves them out "
+        "unless a request says exclude_question_entities: false)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(handler=_run)

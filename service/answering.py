@@ -42,25 +42,44 @@ class RankedAnswers:
     scores: list[list[float]]  # their probabilities
 
 
-def query_token_ids(model: LoadedModel, queries: list[str], entities: list[str]) -> list[list[int]]:
+@dataclass(frozen=True)
+class QueryTokens:
+    ids: list[list[int]]  # per question, its token ids
+    named: list[frozenset[int]]  # per question, the entity slots it names
+
+
+def query_token_ids(model: LoadedModel, queries: list[str], entities: list[str]) -> QueryTokens:
     """Each question's token ids, as `Reader.encode_queries` takes them (plain lists: a
-    tensor per question would cost more than tokenising it). Raises ValueError naming the
-    question at fault (e.g. not exactly one @placeholder)."""
+    tensor per question would cost more than tokenising it), and the entities it names.
+    Raises ValueError naming the question at fault (e.g. not exactly one @placeholder)."""
     names = tuple(entities)  # the key of the document's cached question matcher
     ids: list[list[int]] = []
+    named: list[frozenset[int]] = []
     for i, query in enumerate(queries):
         try:
-            tokens = prepare_question(query, names, model.query_window)
+            prepared = prepare_question(query, names, model.query_window)
         except ValueError as exc:
             raise ValueError(f"query {i}: {exc}") from exc
-        ids.append(model.vocab.encode(tokens))
-    return ids
+        ids.append(model.vocab.encode(prepared.tokens))
+        named.append(prepared.named)
+    return QueryTokens(ids, named)
 
 
-def candidate_mask(n_queries: int, n_entities: int, max_entities: int) -> torch.Tensor:
-    """(m, E) True on the slots the document's entities use."""
+def candidate_mask(
+    n_queries: int,
+    n_entities: int,
+    max_entities: int,
+    excluded: Sequence[frozenset[int]] = (),
+) -> torch.Tensor:
+    """(m, E) True on the slots the document's entities use, less each question's
+    `excluded` slots (unless that would leave it none: its answers are then all dropped,
+    after a softmax that stays defined)."""
     mask = torch.zeros(n_queries, max_entities, dtype=torch.bool)
     mask[:, :n_entities] = True
+    for row, slots in enumerate(excluded):
+        kept = [s for s in slots if s < n_entities]
+        if kept and len(kept) < n_entities:
+            mask[row, kept] = False
     return mask
 
 
@@ -83,18 +102,29 @@ def rank_answers(
     n_entities: int,
     top_k: int,
     mentions: Sequence[int] = (),
+    excluded: Sequence[frozenset[int]] = (),
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread);
-    mentions: the record's count of each entity (empty when unknown)."""
+    mentions: the record's count of each entity (empty when unknown); excluded: per
+    question, the slots it may not be answered with (the entities it names), or none. A
+    question that names every entity of its document gets no answers."""
     # One inference-mode context for the whole step: the reader's lean path then neither
     # switches modes nor copies its results.
     with torch.inference_mode():
-        mask = candidate_mask(Q.shape[0], n_entities, model.max_entities)  # (m, E)
+        mask = candidate_mask(Q.shape[0], n_entities, model.max_entities, excluded)  # (m, E)
         R = model.reader.lookup(state, Q)  # (m, k)
         scores = model.reader.score(R, Q, mask, mention_counts(model, mentions))  # (m, E)
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
         top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
-        return RankedAnswers(slots=top.indices.tolist(), scores=top.values.tolist())
+        slots, values = top.indices.tolist(), top.values.tolist()
+    if any(excluded):
+        kept = [
+            [(s, v) for s, v in zip(row_slots, row_values, strict=True) if s not in excluded[row]]
+            for row, (row_slots, row_values) in enumerate(zip(slots, values, strict=True))
+        ]
+        slots = [[s for s, _ in row] for row in kept]
+        values = [[v for _, v in row] for row in kept]
+    return RankedAnswers(slots=slots, scores=values)
 
 
 def cloze_sentences(queries: list[str]) -> list[str]:
@@ -201,7 +231,7 @@ class AnswerService:
             state = record.states[mode]
             try:
                 clozes = cloze_sentences(body.queries)
-                query_ids = query_token_ids(model, clozes, record.entities)
+                prepared = query_token_ids(model, clozes, record.entities)
             except ValueError as exc:
                 raise BadRequest(str(exc), code="bad_query") from exc
             n_entities = len(record.entities)
@@ -210,16 +240,19 @@ class AnswerService:
                     doc_id, mode, model.model_id, body.queries, clozes, record.entities, None
                 )
 
-        Q = await batcher.encode(model, query_ids)  # (m, k)
+        Q = await batcher.encode(model, prepared.ids)  # (m, k)
+        excluded = prepared.named if body.exclude_question_entities else ()
         start = time.perf_counter()
         if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
             # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
             ranked = await asyncio.to_thread(
-                rank_answers, model, state, Q, n_entities, body.top_k, record.mentions
+                rank_answers, model, state, Q, n_entities, body.top_k, record.mentions, excluded
             )
         else:
             # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
-            ranked = rank_answers(model, state, Q, n_entities, body.top_k, record.mentions)
+            ranked = rank_answers(
+                model, state, Q, n_entities, body.top_k, record.mentions, excluded
+            )
         self.metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
         return answers_body(
             doc_id, mode, model.model_id, body.queries, clozes, record.entities, ranked

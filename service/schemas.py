@@ -137,6 +137,12 @@ class AnswersIn(_Body):
     )
     mode: Mode | None = Field(default=None, description="Attention mode; default from settings.")
     top_k: int = Field(default=5, ge=1)
+    exclude_question_entities: bool = Field(
+        default=True,
+        description='Leave the entities a question names out of its answers ("Who rejected '
+        'two offers from Halden?" is not answered "Halden"); false answers from all of '
+        "the document's entities.",
+    )
 
 
 class Answer(BaseModel):

@@ -27,6 +27,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint-dir", type=Path, default=None, help="<mode>.pt files")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--misses", metavar="MODE", default=None, help="list what MODE got wrong")
+    p.add_argument(
+        "--keep-question-entities",
+        action="store_true",
+        help="answer with the entities a question names too (requests and baselines)",
+    )
     p.add_argument("--export", type=Path, default=None, help="write a `cheapqa evaluate` file")
 
 
@@ -50,7 +55,8 @@ def realistic(args: argparse.Namespace, settings: Settings) -> int:
             print(line, file=sys.stderr, flush=True)
 
     log(f"{len(stories)} stories, {answerable(stories)} answerable questions")
-    answered = run(stories, settings, args.modes, progress=log)
+    exclude = not args.keep_question_entities
+    answered = run(stories, settings, args.modes, exclude_named=exclude, progress=log)
     rows = summary(answered)
     if args.json:
         print(json.dumps({"set": args.set, "rows": rows}, indent=2))

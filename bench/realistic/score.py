@@ -160,7 +160,12 @@ async def answer_stories(
 async def _ask(
     client: httpx.AsyncClient, story: Story, asked: Asked, mode: str, exclude_named: bool
 ) -> Answered:
-    body = {"queries": [asked.question], "mode": mode, "top_k": 5}
+    body = {
+        "queries": [asked.question],
+        "mode": mode,
+        "top_k": 5,
+        "exclude_question_entities": exclude_named,
+    }
     response = await client.post(f"/v1/documents/{story.id}/answers", json=body)
     if response.status_code != 200:
         message = response.json().get("error", {}).get("message", response.text)
@@ -180,7 +185,7 @@ def run(
     stories: Sequence[Story],
     settings: Settings,
     modes: Sequence[str],
-    exclude_named: bool = False,
+    exclude_named: bool = True,
     progress: Callable[[str], None] = lambda line: None,
 ) -> list[Answered]:
     """`answer_stories` in a temporary data folder (its own store and queue)."""

@@ -22,6 +22,7 @@ from encoder.text.entities import (
 from encoder.text.tokens import (
     PLACEHOLDER,
     cut_around_placeholder,
+    entity_index,
     entity_marker,
     lower_all,
     raw_tokens,
@@ -199,11 +200,22 @@ def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     return tokens
 
 
+@dataclass(frozen=True)
+class PreparedQuestion:
+    tokens: list[str]  # as the reader sees it: names as markers, cut to its question window
+    named: frozenset[int]  # the entity slots the whole question names, before the cut
+
+
 def prepare_question(
     question: str, entities: Sequence[str], window: tuple[int, int] | None
-) -> list[str]:
+) -> PreparedQuestion:
     """A question as the reader sees it, wherever it is asked (the answers route and
     `cheapqa evaluate` both come here): names to the document's markers, then cut to the
-    window of the reader's training questions."""
+    window of the reader's training questions; and the entities it names, which are not
+    its answer ("Who rejected two offers from Halden?" is not answered "Halden")."""
     tokens = anonymise_query(question, entities)
-    return tokens if window is None else cut_around_placeholder(tokens, *window)
+    named = frozenset(
+        i for t in tokens if t.startswith("@entity") and (i := entity_index(t)) is not None
+    )
+    cut = tokens if window is None else cut_around_placeholder(tokens, *window)
+    return PreparedQuestion(cut, named)

@@ -44,7 +44,7 @@ class Evaluation:
 
 
 def read_any_questions(
-    path: str | os.PathLike[str], ckpt: Checkpoint
+    path: str | os.PathLike[str], ckpt: Checkpoint, exclude_named: bool = True
 ) -> tuple[list[Question], int]:
     """Questions of a JSONL file, prepared exactly as the answers route prepares them.
 
@@ -53,8 +53,10 @@ def read_any_questions(
     {"document": text, "query": cloze question, "answer": name, "candidates"?: [names]} in
     plain text. Those go through the service's own steps: the entity finder (or the given
     candidates), the document's entity map for the question, the reader's question window.
-    Returns the questions and how many answers the reader cannot give (no entity of their
-    document, or a marker beyond its slots): they count as wrong.
+    exclude_named: as the service answers by default, the entities a question names are
+    not among its candidates. Returns the questions and how many answers the reader cannot
+    give (no entity of their document, a marker beyond its slots, or, excluding, an entity
+    the question names): they count as wrong.
     """
     window = ckpt.query_window
     E = ckpt.model.config.max_entities
@@ -68,8 +70,13 @@ def read_any_questions(
                     not_entities += 1  # beyond the reader's slots: it cannot answer it
                     continue
                 query = prepare_question(q.query, [], window)
-                kept = [c for c in q.candidates if (entity_index(c) or 0) < E]
-                questions.append(replace(q, query=" ".join(query), candidates=kept))
+                named = query.named if exclude_named else frozenset()
+                kept = [c for c in q.candidates if (entity_index(c) or 0) not in named]
+                kept = [c for c in kept if (entity_index(c) or 0) < E]
+                if q.answer not in kept:
+                    not_entities += 1  # named in its own question: not answered with it
+                    continue
+                questions.append(replace(q, query=" ".join(query.tokens), candidates=kept))
                 continue
             doc = anonymise_document(str(raw["document"]), raw.get("candidates"), max_entities=E)
             query = prepare_question(str(raw["query"]), doc.entities, window)
@@ -77,16 +84,17 @@ def read_any_questions(
             answer = name_key(str(raw["answer"]))
         except (KeyError, TypeError, ValueError) as e:
             raise DataError(f"{path}:{lineno}: {e}") from e
-        if answer not in keys or len(doc.entities) < 1:
+        named = query.named if exclude_named else frozenset()
+        if answer not in keys or keys.index(answer) in named:
             not_entities += 1
             continue
         questions.append(
             Question(
                 id=str(raw.get("id", lineno)),
                 document=" ".join(doc.tokens),
-                query=" ".join(query),
+                query=" ".join(query.tokens),
                 answer=entity_marker(keys.index(answer)),
-                candidates=[entity_marker(i) for i in range(len(doc.entities))],
+                candidates=[entity_marker(i) for i in range(len(doc.entities)) if i not in named],
             )
         )
     return questions, not_entities
@@ -97,11 +105,13 @@ def evaluate(
     data_path: str | os.PathLike[str],
     device: str = "cpu",
     progress: Progress | None = None,
+    exclude_named: bool = True,
 ) -> Evaluation:
-    """Accuracy and baselines; `progress` wraps the batches of questions (a bar, say)."""
+    """Accuracy and baselines; `progress` wraps the batches of questions (a bar, say);
+    exclude_named: as `read_any_questions`."""
     ckpt = load_checkpoint(checkpoint_path, device=device)
     started = time.perf_counter()
-    questions, not_entities = read_any_questions(data_path, ckpt)
+    questions, not_entities = read_any_questions(data_path, ckpt, exclude_named)
     if not questions and not not_entities:
         raise DataError(f"{data_path} holds no questions (an empty file, or blank lines only)")
     data = encode_questions(questions, ckpt.vocab)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.text.anonymise import anonymise_document, anonymise_query, query_matcher
+from encoder.text.anonymise import (
+    anonymise_document,
+    anonymise_query,
+    prepare_question,
+    query_matcher,
+)
 from encoder.text.tokens import PLACEHOLDER, entity_index, entity_marker
 
 TEXT = (
@@ -86,6 +91,15 @@ def test_anonymise_query() -> None:
         anonymise_query("Emma said nothing.", entities)
     with pytest.raises(ValueError, match="exactly one"):
         anonymise_query("@placeholder met @placeholder", entities)
+
+
+def test_a_prepared_question_knows_the_entities_it_names_beyond_its_window() -> None:
+    entities = ["Emma", "Mr. Knightley", "Harriet"]
+    question = "At Hartfield Harriet said that @placeholder walked with Mr. Knightley today ."
+    prepared = prepare_question(question, entities, (2, 1))
+    assert prepared.tokens == ["said", "that", PLACEHOLDER, "walked"]
+    # Harriet and Mr. Knightley are outside the window, and still not the answer.
+    assert prepared.named == {1, 2}
 
 
 def test_query_names_entities_in_lower_case_and_by_surname() -> None:

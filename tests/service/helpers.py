@@ -14,6 +14,7 @@ from encoder.model.modes import MODES
 from encoder.model.reader import Reader
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import anonymise_document, anonymise_query
+from encoder.text.tokens import entity_index
 from tests.service.texts import APPENDIX, DOCUMENTS, QUESTIONS
 
 MAX_ENTITIES = 20
@@ -55,15 +56,24 @@ def build_checkpoints(
 
 
 def forward_probabilities(
-    ckpt: Checkpoint, text: str, question: str, candidates: list[str] | None = None
+    ckpt: Checkpoint,
+    text: str,
+    question: str,
+    candidates: list[str] | None = None,
+    exclude_named: bool = True,
 ) -> dict[str, float]:
-    """entity name -> probability, from one padded-batch `forward` over the whole text."""
+    """entity name -> probability, from one padded-batch `forward` over the whole text,
+    among the document's entities less those the question names (as the API answers by
+    default; exclude_named=False: all of them)."""
     anon = anonymise_document(text, candidates, max_entities=MAX_ENTITIES)
     q_tokens = anonymise_query(question, anon.entities)
     doc_ids = torch.tensor([ckpt.vocab.encode(anon.tokens)])
     query_ids = torch.tensor([ckpt.vocab.encode(q_tokens)])
     mask = torch.zeros(1, ckpt.model.config.max_entities, dtype=torch.bool)
     mask[0, : len(anon.entities)] = True
+    named = {i for t in q_tokens if (i := entity_index(t)) is not None} if exclude_named else ()
+    if named and len(named) < len(anon.entities):
+        mask[0, sorted(named)] = False
     ckpt.model.eval()
     with torch.no_grad():
         scores = ckpt.model(
@@ -74,7 +84,8 @@ def forward_probabilities(
             mask,
         )
     probs = torch.softmax(scores[0, : len(anon.entities)], dim=-1)
-    return {name: float(p) for name, p in zip(anon.entities, probs, strict=True)}
+    allowed = mask[0, : len(anon.entities)].tolist()
+    return {n: float(p) for n, p, a in zip(anon.entities, probs, allowed, strict=True) if a}
 
 
 def load(directory: Path, mode: str) -> Checkpoint:

@@ -68,8 +68,36 @@ async def test_default_mode_and_client_candidates(app_client: AppClient) -> None
         body = response.json()
         assert body["mode"] == "linear"
         answers = body["results"][0]["answers"]
+        # The question ("... kept the lighthouse on Gull Rock.") is not answered with the
+        # place it names, unless the request asks for every entity.
+        assert {a["entity"] for a in answers} == set(candidates) - {"Gull Rock"}
+        assert sum(a["score"] for a in answers) == pytest.approx(1.0, abs=1e-5)
+        response = await client.post(
+            "/v1/documents/h1/answers",
+            json={
+                "queries": [QUESTIONS["harbour"][0]],
+                "top_k": 10,
+                "exclude_question_entities": False,
+            },
+        )
+        answers = response.json()["results"][0]["answers"]
         assert {a["entity"] for a in answers} == set(candidates)
         assert sum(a["score"] for a in answers) == pytest.approx(1.0, abs=1e-5)
+
+
+async def test_a_question_naming_every_entity_has_no_answer(app_client: AppClient) -> None:
+    async with app_client(modes=["linear", "softmax"]) as client:
+        text = "Anna walked to the market with Tom. Later Tom drove Anna home."
+        await client.post("/v1/documents", json={"id": "two", "text": text})
+        await wait_status(client, "two", "indexed")
+        queries = ["Who drove Anna home?", "Whom did Tom drive home?", "Anna met @placeholder Tom"]
+        for mode in ("linear", "softmax"):
+            body = {"queries": queries, "mode": mode}
+            results = (await client.post("/v1/documents/two/answers", json=body)).json()["results"]
+            answers = [[a["entity"] for a in r["answers"]] for r in results]
+            assert answers[:2] == [["Tom"], ["Anna"]]
+            assert answers[2] == []  # no entity left that the question does not name
+            assert results[0]["answers"][0]["score"] == pytest.approx(1.0)
 
 
 async def test_same_id_same_text_is_one_document_new_text_reindexes(
@@ -131,9 +159,9 @@ async def test_append_equals_encoding_the_whole_text(
                 )
             probs = torch.softmax(scores[0, : len(second.entities)], -1)
             expected = dict(zip(second.entities, probs.tolist(), strict=True))
-            response = await client.post(
-                "/v1/documents/h/answers", json={"queries": [question], "mode": mode, "top_k": 5}
-            )
+            # Every entity, as the reference scores them (the question names Gull Rock).
+            body = {"queries": [question], "mode": mode, "exclude_question_entities": False}
+            response = await client.post("/v1/documents/h/answers", json=body)
             assert_matches_forward(response.json(), [expected], top_k=5)
 
 
@@ -238,4 +266,5 @@ async def test_answers_bytes_are_an_answers_out_as_pydantic_writes_it(
                 assert all(r.answers == [] for r in parsed.results)
             else:
                 assert {a.entity for r in parsed.results for a in r.answers} <= set(candidates)
-                assert all(len(r.answers) == 3 for r in parsed.results)
+                # Three entities, less the one each question names.
+                assert all(len(r.answers) == 2 for r in parsed.results)

@@ -46,12 +46,12 @@ def test_questions_are_cut_as_the_training_questions_were(
     assert model.query_window == (2, 1)
     entities = ["Tobias", "Marigold"]
     question = "In the winter , Marigold said that @placeholder kept the lighthouse ."
-    [ids] = query_token_ids(model, [question], entities)
+    [ids] = query_token_ids(model, [question], entities).ids
     assert model.vocab.decode(ids) == ["said", "that", "@placeholder", "kept"]
     # Without the window in the meta, the question is used whole.
     [whole] = query_token_ids(
         load_models(Settings(checkpoint_dir=checkpoint_dir, modes=["linear"]))["linear"],
         [question],
         entities,
-    )
+    ).ids
     assert len(whole) == len(question.split())
