@@ -6,9 +6,8 @@ pieces, with `Reader.encode_documents` for the first n and `Reader.extend` up to
 n; `extend` equals reading the whole text at once (the model tests hold it to that), so every
 n gets the state of its own prefix without re-reading 50,000 tokens per point.
 
-Two figures per point: the model's `lookup` (what the service calls, inside one
-inference-mode context, on a reader prepared for serving: its lean path) and the bare tensor
-arithmetic
+Two figures per point: the model's `lookup` (what the service calls: `ServingReader.lookup`,
+the lean path, inside one inference-mode context) and the bare tensor arithmetic
 (linear and gated: C q, a k×k matrix-vector product; softmax: Hᵀ softmax(H q)). The paper's
 n/k prediction for softmax/linear is about the arithmetic.
 """
@@ -33,6 +32,7 @@ from bench.random_readers import corpus_vocabulary, random_reader
 from encoder.model.checkpoint import load_checkpoint
 from encoder.model.modes import Mode
 from encoder.model.reader import Reader
+from encoder.model.serving import ServingReader
 from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import anonymise_document
@@ -126,7 +126,9 @@ def token_ids(corpus: Corpus, n: int, vocab: Vocabulary, max_entities: int) -> t
     return torch.tensor(vocab.encode(tokens[:n]), dtype=torch.long)
 
 
-def states_at(reader: Reader, ids: torch.Tensor, ns: Sequence[int]) -> dict[int, DocumentState]:
+def states_at(
+    reader: ServingReader, ids: torch.Tensor, ns: Sequence[int]
+) -> dict[int, DocumentState]:
     """The state of each prefix ids[:n]: encode the first, extend to each next."""
     ns = sorted(set(ns))
     states: dict[int, DocumentState] = {}
@@ -156,24 +158,23 @@ def bare_lookup(state: DocumentState, Q: torch.Tensor) -> Callable[[], object] |
     return lambda: Q @ C.mT  # (m, k)
 
 
-def time_lookup_parts(reader: Reader, state: DocumentState, rounds: int) -> dict[str, float]:
-    """µs of each step Reader.lookup takes for one question (the lean path: an eval-mode CPU
-    float32 reader called in inference mode, as the service calls it), timed one by one,
-    beside the whole call and the bare product."""
+def time_lookup_parts(reader: ServingReader, state: DocumentState, rounds: int) -> dict[str, float]:
+    """µs of each step ServingReader.lookup takes for one question (called in inference mode,
+    as the service calls it), timed one by one, beside the whole call and the bare product."""
     k = reader.config.hidden_size
     q1 = torch.tanh(torch.randn(1, k, generator=torch.Generator().manual_seed(1)))
     memory, h_last = state.memory, state.last_hidden
 
     def checks() -> None:
-        # What the lean path asks before the arithmetic: training? lean? inference mode? the
-        # state's mode, and whether each tensor already is CPU float32.
-        _ = reader.training, torch.is_inference_mode_enabled(), state.mode == reader.config.mode
+        # What the lean path asks before the arithmetic: inference mode? the state's mode, and
+        # whether each tensor already is CPU float32.
+        _ = torch.is_inference_mode_enabled(), state.mode == reader.config.mode
         for t in (memory, h_last, q1):
             if t is not None:
                 _ = t.dtype is torch.float32 and t.is_cpu
 
     with torch.inference_mode():
-        arithmetic = partial(reader.attention.lookup, memory, state.n, h_last, q1)
+        arithmetic = partial(reader.reader.attention.lookup, memory, state.n, h_last, q1)
         parts = {
             "checks (mode, inference mode, 3 × dtype and device)": median_seconds(checks, rounds),
             "attention.lookup (one addmm, 1/n folded in)": median_seconds(arithmetic, rounds),
@@ -189,7 +190,7 @@ def time_lookup_parts(reader: Reader, state: DocumentState, rounds: int) -> dict
 
 
 def time_lookups(
-    reader: Reader,
+    reader: ServingReader,
     states: dict[int, DocumentState],
     batch_queries: int,
     rounds: int,
@@ -239,7 +240,7 @@ def time_lookups(
 
 
 def time_encoding(
-    reader: Reader, ids: torch.Tensor, batches: Sequence[int], tokens: int, rounds: int
+    reader: ServingReader, ids: torch.Tensor, batches: Sequence[int], tokens: int, rounds: int
 ) -> list[EncodeRow]:
     """encode_documents on batches of equal-length slices of the real token stream."""
     rows = []
@@ -253,7 +254,7 @@ def time_encoding(
 
 
 def time_query_encoding(
-    reader: Reader,
+    reader: ServingReader,
     vocab: Vocabulary,
     questions: Sequence[str],
     batches: Sequence[int],
@@ -354,8 +355,7 @@ def run_lookup_bench(
     lookup_parts: dict[str, float] = {}
     lookup_parts_n = 0
     for mode in progress(list(readers)):
-        reader = readers[mode]
-        reader.prepare_serving()  # as the service loads it: eval(), serving tables built
+        reader = ServingReader(readers[mode])  # as the service serves it: eval(), tables built
         length = max(*ns, encode_tokens)
         ids = token_ids(corpus, length, vocab_of(mode), reader.config.max_entities)
         start = time.perf_counter()

@@ -49,7 +49,7 @@ class QueryTokens:
 
 
 def query_token_ids(model: LoadedModel, queries: list[str], entities: list[str]) -> QueryTokens:
-    """Each question's token ids, as `Reader.encode_queries` takes them (plain lists: a
+    """Each question's token ids, as `ServingReader.encode_queries` takes them (plain lists: a
     tensor per question would cost more than tokenising it), and the entities it names.
     Raises ValueError naming the question at fault (e.g. not exactly one @placeholder)."""
     names = tuple(entities)  # the key of the document's cached question matcher
@@ -108,7 +108,7 @@ def rank_answers(
     mentions: the record's count of each entity (empty when unknown); excluded: per
     question, the slots it may not be answered with (the entities it names), or none. A
     question that names every entity of its document gets no answers."""
-    # One inference-mode context for the whole step: the reader's lean path then neither
+    # One inference-mode context for the whole step: the ServingReader's lean path then neither
     # switches modes nor copies its results.
     with torch.inference_mode():
         mask = candidate_mask(Q.shape[0], n_entities, model.max_entities, excluded)  # (m, E)

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from encoder.model.checkpoint import default_checkpoint_path, load_checkpoint
-from encoder.model.reader import Reader
+from encoder.model.serving import Serving, for_serving
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import AnonymisedText, anonymise_document
 from service.errors import Unavailable
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class LoadedModel:
     mode: str
-    reader: Reader
+    reader: Serving  # a ServingReader on the CPU in float32 (see encoder.model.serving)
     vocab: Vocabulary
     model_id: str
     # (tokens before, tokens after) @placeholder that the reader's training questions kept;
@@ -174,10 +174,9 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         ckpt = load_checkpoint(path, device=settings.device)
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
-        ckpt.model.prepare_serving()  # eval(), and the query GRU's input table now
         models[mode] = LoadedModel(
             mode,
-            ckpt.model,
+            for_serving(ckpt.model),  # eval() for good; the lean path's tables built now
             ckpt.vocab,
             ckpt.model_id,
             ckpt.query_window,

@@ -1,2 +1,2 @@
-"""The reader: configuration, attention modes, document states, the model, checkpoints
-and vocabulary."""
+"""The reader: configuration, attention modes, document states, the model, its serving
+object, checkpoints and vocabulary."""

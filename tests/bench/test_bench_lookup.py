@@ -24,6 +24,7 @@ from bench.stages import format_stages, profile_answers
 from cli.main import main
 from encoder.model.checkpoint import Checkpoint, load_checkpoint
 from encoder.model.modes import MODES
+from encoder.model.serving import ServingReader
 from service.settings import Settings
 
 
@@ -37,7 +38,7 @@ def _keep_torch_threads() -> object:
 def test_states_at_each_n_equal_reading_the_prefix(tiny_checkpoints: Path) -> None:
     reader = load_checkpoint(tiny_checkpoints / "linear.pt").model
     ids = torch.randint(3, reader.config.vocab_size, (90,))
-    states = states_at(reader, ids, [60, 20, 90])
+    states = states_at(ServingReader(reader), ids, [60, 20, 90])
     assert sorted(states) == [20, 60, 90]
     for n, state in states.items():
         whole = reader.encode_documents([ids[:n]])[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from encoder.model.checkpoint import save_checkpoint
+from encoder.model.serving import ServingReader
 from service.answering import query_token_ids
 from service.readers import load_models
 from service.settings import Settings
@@ -26,6 +27,7 @@ def test_default_modes_skip_missing_files_but_need_the_default_mode(
     shutil.copy(checkpoint_dir / "linear.pt", tmp_path / "linear.pt")
     models = load_models(Settings(checkpoint_dir=tmp_path))
     assert list(models) == ["linear"] and models["linear"].model_id.startswith("linear-")
+    assert isinstance(models["linear"].reader, ServingReader)  # the lean path serves
     with pytest.raises(FileNotFoundError, match="default mode 'none'"):
         load_models(Settings(checkpoint_dir=tmp_path, default_mode="none"))
 
