@@ -14,6 +14,8 @@ COPY encoder ./encoder
 COPY connections ./connections
 COPY store ./store
 COPY service ./service
+# The client's package (its own distribution too): the service's response models are its.
+COPY client/cheapqa_client ./client/cheapqa_client
 # The `cheapqa` command lives in cli/; its bench and loadtest commands need bench/.
 COPY bench ./bench
 COPY cli ./cli

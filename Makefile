@@ -17,6 +17,6 @@ test: install
 	bash scripts/test.sh
 
 lint: install
-	.venv/bin/ruff check encoder connections store service bench cli tests
-	.venv/bin/ruff format --check encoder connections store service bench cli tests
+	.venv/bin/ruff check encoder connections store service bench cli client tests
+	.venv/bin/ruff format --check encoder connections store service bench cli client tests
 	.venv/bin/mypy

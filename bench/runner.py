@@ -1,5 +1,5 @@
 """The load generator: index documents, wait for them, then drive `answers` (and optionally a
-trivial endpoint) through the Python client (`service.client.AsyncClient`: its requests, its
+trivial endpoint) through the Python client (`cheapqa_client.AsyncClient`: its requests, its
 connection pool, its headers), closed loop or open loop, bounded by time and count. The
 measured requests go out once each (`AsyncClient.send`: no retry, a 429 counts as a 429).
 
@@ -24,7 +24,7 @@ import httpx
 from bench.corpus import LoadDocument
 from bench.report import PhaseResult, Ratio, ratios
 from bench.server import process_cpu_seconds
-from service.client import (
+from cheapqa_client.client import (
     ApiRequest,
     AsyncClient,
     CheapqaError,

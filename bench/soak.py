@@ -27,8 +27,7 @@ from bench.corpus import LoadDocument
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import LoadPlan, answers_requests, client_for, index_documents, run_phase
 from bench.server import serve
-from encoder.model.modes import Mode
-from service.client import (
+from cheapqa_client.client import (
     ApiRequest,
     AsyncClient,
     NewDocument,
@@ -37,6 +36,7 @@ from service.client import (
     index_request,
     status_request,
 )
+from encoder.model.modes import Mode
 
 NEW_DOCUMENT_WORDS = 60
 

@@ -34,10 +34,10 @@ import httpx
 from bench.corpus import LoadDocument
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import index_documents
+from cheapqa_client.client import ApiRequest, AsyncClient, answers_request
 from encoder.model.modes import Mode
 from service.answering import answers_body, cloze_sentences, query_token_ids, rank_answers
 from service.app import create_app
-from service.client import ApiRequest, AsyncClient, answers_request
 from service.deps import Runtime
 from service.schemas import AnswersIn
 from service.settings import Settings

@@ -3,15 +3,12 @@ piped or logged, or when the command prints JSON."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from cheapqa_client.cli.progress import shown
+
 T = TypeVar("T")
-
-
-def shown(json_output: bool = False) -> bool:
-    return not json_output and sys.stderr.isatty()
 
 
 def bar(

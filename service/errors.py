@@ -14,9 +14,9 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from cheapqa_client.schemas import ErrorBody, ErrorInfo
 from store.errors import CorruptRecord, StoreError, StoreUnavailable
 from store.queue.base import QueueUnavailable
 
@@ -75,18 +75,6 @@ class Overloaded(ServiceError):
 
 class Unavailable(ServiceError):
     status, code = 503, "unavailable"
-
-
-class ErrorInfo(BaseModel):
-    code: str
-    message: str
-    detail: Any = None
-
-
-class ErrorBody(BaseModel):
-    """The one JSON body of every error answer."""
-
-    error: ErrorInfo
 
 
 _DESCRIPTIONS = {

@@ -25,6 +25,15 @@ import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from urllib.parse import quote
 
+from cheapqa_client.schemas import (
+    DocumentAccepted,
+    DocumentEntities,
+    DocumentInfo,
+    DocumentList,
+    DocumentsAccepted,
+    DocumentSummary,
+    EntityMentions,
+)
 from encoder.model.state import DocumentState
 from encoder.text.tokens import TOKEN_RE
 from service.errors import (
@@ -40,16 +49,7 @@ from service.errors import (
     Unprocessable,
 )
 from service.readers import LoadedModel, ServedModels, anonymise, entity_budget
-from service.schemas import (
-    DocumentAccepted,
-    DocumentEntities,
-    DocumentIn,
-    DocumentInfo,
-    DocumentList,
-    DocumentsAccepted,
-    DocumentSummary,
-    EntityMentions,
-)
+from service.schemas import DocumentIn
 from service.settings import Settings
 from store.base import DocumentStore, readable_records
 from store.queue.base import IngestJob, IngestQueue

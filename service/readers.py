@@ -11,12 +11,12 @@ from typing import Any
 
 import torch
 
+from cheapqa_client.schemas import ModelInfo, ModelsOut
 from encoder.model.checkpoint import default_checkpoint_path, load_checkpoint
 from encoder.model.serving import Serving, for_serving
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import AnonymisedText, anonymise_document
 from service.errors import Unavailable
-from service.schemas import ModelInfo, ModelsOut
 from service.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -9,9 +9,9 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from cheapqa_client.schemas import Status
 from encoder.model.state import DocumentState
 from store.errors import CorruptRecord
 
@@ -60,12 +60,6 @@ def appended_hash(old_hash: str, appended: str) -> str:
 # given as candidates but never found, and the entity slots. A record of format 1 reads with
 # those unknown (empty lists, None); code that knows only format 1 ignores the new keys.
 RECORD_SCHEMA = 2
-
-
-class Status(StrEnum):
-    QUEUED = "queued"
-    INDEXED = "indexed"
-    FAILED = "failed"
 
 
 @dataclass

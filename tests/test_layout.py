@@ -2,14 +2,16 @@
 others, no router imports another router, and what runs in production never imports what
 measures it or the command line.
 
-    cli          the `cheapqa` command            may import anything below
-    bench        what measures                    service and below
-    service      what runs in production          store, encoder, connections
-    store        document states at rest          encoder, connections
-    encoder      the reader model                 nothing of ours
-                 (inside it, model/ and text/ never import training/: serving loads
-                 neither the trainer nor the data builder)
-    connections  Redis and SQLite helpers         nothing of ours
+    cli             the `cheapqa` command           may import anything below
+    bench           what measures                   service and below
+    service         what runs in production         store, encoder, connections, the client
+    store           document states at rest         encoder, connections, the client
+    encoder         the reader model                nothing of ours
+                    (inside it, model/ and text/ never import training/: serving loads
+                    neither the trainer nor the data builder)
+    connections     Redis and SQLite helpers        nothing of ours
+    cheapqa_client  the light client (client/),     nothing of ours; only the standard
+                    the API's response bodies       library, httpx and pydantic
 
 Every import counts, also those inside functions (they run too).
 """
@@ -17,6 +19,9 @@ Every import counts, also those inside functions (they run too).
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,27 +29,38 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MAY_IMPORT: dict[str, set[str]] = {
+    "cheapqa_client": set(),
     "connections": set(),
     "encoder": set(),
-    "store": {"encoder", "connections"},
-    "service": {"store", "encoder", "connections"},
-    "bench": {"service", "store", "encoder", "connections"},
-    "cli": {"bench", "service", "store", "encoder", "connections"},
+    "store": {"encoder", "connections", "cheapqa_client"},
+    "service": {"store", "encoder", "connections", "cheapqa_client"},
+    "bench": {"service", "store", "encoder", "connections", "cheapqa_client"},
+    "cli": {"bench", "service", "store", "encoder", "connections", "cheapqa_client"},
 }
-PRODUCTION = ("connections", "encoder", "store", "service")
+PRODUCTION = ("cheapqa_client", "connections", "encoder", "store", "service")
+# The light client is a distribution of its own, in client/; the others sit at the top.
+SOURCE_ROOTS = {"cheapqa_client": ROOT / "client"}
+# What cheapqa-client's pyproject.toml installs with it (the import names are the same).
+CLIENT_NEEDS = {
+    re.split(r"[^A-Za-z0-9_.-]", requirement, maxsplit=1)[0]
+    for requirement in tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"][
+        "dependencies"
+    ]
+}
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+def module_name(path: Path, source_root: Path) -> str:
+    parts = path.relative_to(source_root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def modules() -> dict[str, Path]:
-    return {
-        module_name(path): path
-        for package in MAY_IMPORT
-        for path in sorted((ROOT / package).rglob("*.py"))
-    }
+    found = {}
+    for package in MAY_IMPORT:
+        source_root = SOURCE_ROOTS.get(package, ROOT)
+        for path in sorted((source_root / package).rglob("*.py")):
+            found[module_name(path, source_root)] = path
+    return found
 
 
 def imported(name: str, path: Path) -> Iterator[str]:
@@ -85,6 +101,21 @@ def top(module: str) -> str:
 def test_the_graph_sees_the_tree() -> None:
     assert {"service.app", "store.codec", "bench.lookup", "cli.main"} <= set(GRAPH)
     assert "service.indexing" in GRAPH["service.deps"]
+    assert "cheapqa_client.schemas" in GRAPH["cheapqa_client.client"]
+
+
+def test_the_light_client_needs_only_httpx_and_pydantic() -> None:
+    """What cheapqa-client's pyproject promises; tests/test_light_client.py installs it alone."""
+    assert set(CLIENT_NEEDS) == {"httpx", "pydantic"}
+    outside = {
+        f"{name} imports {module}"
+        for name, path in modules().items()
+        if top(name) == "cheapqa_client"
+        for module in imported(name, path)
+        if top(module) not in {"cheapqa_client", "__future__", *CLIENT_NEEDS}
+        and top(module) not in sys.stdlib_module_names
+    }
+    assert outside == set()
 
 
 def test_imports_go_down_the_layers_only() -> None:
@@ -165,7 +196,7 @@ def test_no_router_imports_another_router() -> None:
 def test_service_holds_no_measuring_code() -> None:
     names = [name for name in GRAPH if top(name) == "service"]
     assert not [n for n in names if any(w in n for w in ("bench", "loadtest", "soak", "stages"))]
-    # The command line lives in cli/ (service.client, the Python client, is production code).
+    # The command line lives in cli/ (and the client's, in cheapqa_client.cli).
     command_line = ("service.cli", "service.commands")
     command_line_prefixes = tuple(f"{p}." for p in command_line)
     assert not [n for n in names if n in command_line or n.startswith(command_line_prefixes)]

@@ -43,6 +43,15 @@ def test_torch_is_pinned_to_the_cpu_release() -> None:
     assert "whl/cpu torch==2.13.0" in dockerfile
 
 
+def test_dockerfile_copies_every_package_it_installs() -> None:
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    packages = [p.rstrip("*") for p in find["find"]["include"]]
+    where = {p: next(w for w in find["find"]["where"] if (ROOT / w / p).is_dir()) for p in packages}
+    missing = [p for p in packages if f"COPY {Path(where[p], p)} " not in dockerfile]
+    assert missing == []
+
+
 def test_dockerfile_runs_as_non_root_with_a_health_check() -> None:
     runtime = (ROOT / "Dockerfile").read_text().split("AS runtime", 1)[1]
     assert "\nUSER cheapqa" in runtime

@@ -28,11 +28,12 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cheapqa_client.schemas import AnswersOut
 from service.answering import AnswerService
 from service.deps import AnsweringDep
 from service.errors import error_responses
 from service.guard import API_KEY_SCHEME
-from service.schemas import AnswersIn, AnswersOut, DocumentIdPath
+from service.schemas import AnswersIn, DocumentIdPath
 from store.record import DOC_ID_PATTERN, MAX_DOC_ID_CHARS
 
 router = APIRouter(prefix="/v1", tags=["answers"], dependencies=[API_KEY_SCHEME])

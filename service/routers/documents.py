@@ -6,19 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from cheapqa_client.schemas import DocumentEntities, DocumentInfo, DocumentList, DocumentsAccepted
 from service.deps import IndexingDep
 from service.errors import error_responses
 from service.guard import API_KEY_SCHEME
-from service.schemas import (
-    AppendIn,
-    DocumentBatchIn,
-    DocumentEntities,
-    DocumentIdPath,
-    DocumentIn,
-    DocumentInfo,
-    DocumentList,
-    DocumentsAccepted,
-)
+from service.schemas import AppendIn, DocumentBatchIn, DocumentIdPath, DocumentIn
 
 router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[API_KEY_SCHEME])
 

@@ -10,9 +10,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from cheapqa_client.schemas import Health, Readiness
 from service.deps import RuntimeDep
 from service.errors import error_response, error_responses
-from service.schemas import Health, Readiness
 from store.errors import StoreError
 from store.queue.base import QueueUnavailable
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from cheapqa_client.schemas import ModelsOut
 from service.deps import ModelsDep
 from service.errors import error_responses
 from service.guard import API_KEY_SCHEME
 from service.readers import describe_models
-from service.schemas import ModelsOut
 
 router = APIRouter(prefix="/v1", tags=["models"], dependencies=[API_KEY_SCHEME])
 

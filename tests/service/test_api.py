@@ -242,7 +242,7 @@ async def test_answers_bytes_are_an_answers_out_as_pydantic_writes_it(
     """The answers route writes its JSON itself (no response-model pass): it must be an
     AnswersOut with the values pydantic would write (names outside ASCII as UTF-8, not
     escaped), and a document without entities answers every question with no answers."""
-    from service.schemas import AnswersOut
+    from cheapqa_client.schemas import AnswersOut
 
     async with app_client(modes=["linear"]) as client:
         candidates = ["Zoë Ångström", "Tobias", "Halvard"]

@@ -8,6 +8,7 @@ Both share one core: every operation is a generator that yields `ApiRequest`s (a
 and receives responses, so building requests, parsing answers, polling, retrying on 429/503
 (honouring Retry-After) and the error type live here once; the two classes only send and
 sleep. Every failure is a `CheapqaError` with the HTTP status and the error envelope.
+Answers are parsed into the service's own response models (`cheapqa_client.schemas`).
 """
 
 from __future__ import annotations
@@ -16,22 +17,44 @@ import asyncio
 import email.utils
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
+from pydantic import ValidationError
+
+from cheapqa_client.schemas import (
+    AnswersOut,
+    DocumentAccepted,
+    DocumentEntities,
+    DocumentInfo,
+    DocumentList,
+    DocumentsAccepted,
+    DocumentSummary,
+    ErrorBody,
+    ModelInfo,
+    ModelsOut,
+)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 FINAL_STATUSES = ("indexed", "failed")
 RETRY_STATUSES = (429, 503)
 
-try:
-    __version__ = version("cheapqa")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "unknown (not installed)"
+
+def _installed_version() -> str:
+    # The light distribution, or the full one that ships this package too.
+    for distribution in ("cheapqa-client", "cheapqa"):
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            continue
+    return "unknown (not installed)"  # a source tree that was never installed
+
+
+__version__ = _installed_version()
 
 
 class CheapqaError(Exception):
@@ -51,14 +74,14 @@ class CheapqaError(Exception):
     @classmethod
     def from_response(cls, response: httpx.Response) -> CheapqaError:
         try:
-            error = response.json()["error"]
-            return cls(response.status_code, error["code"], error["message"], error.get("detail"))
-        except (ValueError, KeyError, TypeError):  # not our envelope: a proxy's page, say
+            error = ErrorBody.model_validate_json(response.content).error
+            return cls(response.status_code, error.code, error.message, error.detail)
+        except ValidationError:  # not our envelope: a proxy's page, say
             text = response.text.strip()[:200] or response.reason_phrase
             return cls(response.status_code, f"http_{response.status_code}", text)
 
 
-# --- typed results -----------------------------------------------------------------------
+# --- what the client sends, and what it adds to an answer ---------------------------------
 
 
 @dataclass(frozen=True)
@@ -76,142 +99,10 @@ class NewDocument:
         return body
 
 
-@dataclass(frozen=True)
-class Accepted:
-    """The answer to an index request: the document is recorded (and queued if new)."""
+class Answers(AnswersOut):
+    """The answers body, with the server's time from its Server-Timing header."""
 
-    id: str
-    status: str
-    text_hash: str
-    enqueued: bool
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Accepted:
-        return cls(d["id"], d["status"], d["text_hash"], d["enqueued"])
-
-
-@dataclass(frozen=True)
-class DocumentStatus:
-    id: str
-    status: str  # queued, indexed, failed
-    tokens: int
-    entities: int
-    modes: list[str]
-    bytes_stored: dict[str, int]  # mode -> bytes of its state for this document
-    model_ids: dict[str, str]
-    text_hash: str
-    error: str | None
-    created_at: float
-    updated_at: float
-    # Newer servers only (None from a server without them).
-    entity_slots: int | None = None
-    entities_unplaced: list[str] | None = None
-    candidates_not_found: list[str] | None = None
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> DocumentStatus:
-        return cls(
-            d["id"],
-            d["status"],
-            d["tokens"],
-            d["entities"],
-            list(d["modes"]),
-            dict(d["bytes_stored"]),
-            dict(d["model_ids"]),
-            d["text_hash"],
-            d.get("error"),
-            d["created_at"],
-            d["updated_at"],
-            d.get("entity_slots"),
-            d.get("entities_unplaced"),
-            d.get("candidates_not_found"),
-        )
-
-
-@dataclass(frozen=True)
-class Answer:
-    entity: str
-    score: float
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    query: str
-    answers: list[Answer]
-    cloze: str | None = None  # the cloze sentence asked (a Who question, converted)
-
-
-@dataclass(frozen=True)
-class Answers:
-    id: str
-    mode: str
-    model_id: str
-    results: list[QueryResult]
-    server_ms: float | None = None  # the server's time, from its Server-Timing header
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any], server_ms: float | None = None) -> Answers:
-        results = [
-            QueryResult(
-                r["query"], [Answer(a["entity"], a["score"]) for a in r["answers"]], r.get("cloze")
-            )
-            for r in d["results"]
-        ]
-        return cls(d["id"], d["mode"], d["model_id"], results, server_ms)
-
-
-@dataclass(frozen=True)
-class Entity:
-    entity: str
-    mentions: int
-
-
-@dataclass(frozen=True)
-class Entities:
-    id: str
-    entities: list[Entity]
-    entity_slots: int
-    unplaced: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Entities:
-        found = [Entity(e["entity"], e["mentions"]) for e in d["entities"]]
-        return cls(d["id"], found, d["entity_slots"], list(d.get("unplaced", [])))
-
-
-@dataclass(frozen=True)
-class DocumentSummary:
-    id: str
-    status: str
-
-
-@dataclass(frozen=True)
-class DocumentsPage:
-    documents: list[DocumentSummary]
-    next_cursor: str | None
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    mode: str
-    model_id: str
-    k: int
-    entity_slots: int
-    vocabulary: int
-    trained_on: Any
-    test_accuracy: Any
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ModelInfo:
-        return cls(
-            d["mode"],
-            d["model_id"],
-            d["k"],
-            d["entity_slots"],
-            d["vocabulary"],
-            d.get("trained_on"),
-            d.get("test_accuracy"),
-        )
+    server_ms: float | None = None
 
 
 # --- the core: requests, retries, parsing ------------------------------------------------
@@ -316,11 +207,13 @@ def status_request(doc_id: str) -> ApiRequest:
     return ApiRequest("GET", document_path(doc_id))
 
 
-def submit_op(documents: Sequence[NewDocument], batch: int, retry: Retry) -> Op[list[Accepted]]:
-    accepted: list[Accepted] = []
+def submit_op(
+    documents: Sequence[NewDocument], batch: int, retry: Retry
+) -> Op[list[DocumentAccepted]]:
+    accepted: list[DocumentAccepted] = []
     for start in range(0, len(documents), batch):
         response = yield from call(index_request(documents[start : start + batch]), retry)
-        accepted += [Accepted.from_json(d) for d in response.json()["documents"]]
+        accepted += DocumentsAccepted.model_validate_json(response.content).documents
     return accepted
 
 
@@ -328,13 +221,13 @@ def wait_op(
     ids: Sequence[str],
     timeout_s: float,
     poll_s: float,
-    on_final: Callable[[DocumentStatus], None] | None,
+    on_final: Callable[[DocumentInfo], None] | None,
     retry: Retry,
-) -> Op[list[DocumentStatus]]:
+) -> Op[list[DocumentInfo]]:
     """Polls each document's status until it is indexed or failed; a CheapqaError with code
     `timeout` after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
-    final: dict[str, DocumentStatus] = {}
+    final: dict[str, DocumentInfo] = {}
     while True:
         for doc_id in ids:
             if doc_id in final:
@@ -359,25 +252,25 @@ def index_op(
     timeout_s: float,
     poll_s: float,
     batch: int,
-    on_final: Callable[[DocumentStatus], None] | None,
+    on_final: Callable[[DocumentInfo], None] | None,
     retry: Retry,
-) -> Op[list[DocumentStatus]]:
+) -> Op[list[DocumentInfo]]:
     accepted = yield from submit_op(documents, batch, retry)
     return (yield from wait_op([a.id for a in accepted], timeout_s, poll_s, on_final, retry))
 
 
-def status_op(doc_id: str, retry: Retry) -> Op[DocumentStatus]:
+def status_op(doc_id: str, retry: Retry) -> Op[DocumentInfo]:
     response = yield from call(status_request(doc_id), retry)
-    return DocumentStatus.from_json(response.json())
+    return DocumentInfo.model_validate_json(response.content)
 
 
-def append_op(doc_id: str, text: str, retry: Retry) -> Op[DocumentStatus]:
+def append_op(doc_id: str, text: str, retry: Retry) -> Op[DocumentInfo]:
     # The hash the text is expected to have now: if a retry finds the text already appended,
     # the server answers 412 instead of appending it twice.
     current = yield from status_op(doc_id, retry)
     body = {"text": text, "expected_text_hash": current.text_hash}
     response = yield from call(ApiRequest("POST", f"{document_path(doc_id)}/text", body), retry)
-    return DocumentStatus.from_json(response.json())
+    return DocumentInfo.model_validate_json(response.content)
 
 
 def ask_op(
@@ -385,12 +278,12 @@ def ask_op(
 ) -> Op[Answers]:
     asked = [questions] if isinstance(questions, str) else list(questions)
     response = yield from call(answers_request(doc_id, asked, mode, top_k), retry)
-    return Answers.from_json(response.json(), server_ms(response))
+    return Answers.model_validate(response.json() | {"server_ms": server_ms(response)})
 
 
-def entities_op(doc_id: str, retry: Retry) -> Op[Entities]:
+def entities_op(doc_id: str, retry: Retry) -> Op[DocumentEntities]:
     response = yield from call(ApiRequest("GET", f"{document_path(doc_id)}/entities"), retry)
-    return Entities.from_json(response.json())
+    return DocumentEntities.model_validate_json(response.content)
 
 
 def delete_request(doc_id: str) -> ApiRequest:
@@ -402,17 +295,15 @@ def delete_op(doc_id: str, retry: Retry) -> Op[None]:
     return None
 
 
-def documents_page_op(limit: int, cursor: str | None, retry: Retry) -> Op[DocumentsPage]:
+def documents_page_op(limit: int, cursor: str | None, retry: Retry) -> Op[DocumentList]:
     params: dict[str, Any] = {"limit": limit} | ({"cursor": cursor} if cursor else {})
     response = yield from call(ApiRequest("GET", "/v1/documents", params=params), retry)
-    body = response.json()
-    found = [DocumentSummary(d["id"], d["status"]) for d in body["documents"]]
-    return DocumentsPage(found, body.get("next_cursor"))
+    return DocumentList.model_validate_json(response.content)
 
 
 def models_op(retry: Retry) -> Op[list[ModelInfo]]:
     response = yield from call(ApiRequest("GET", "/v1/models"), retry)
-    return [ModelInfo.from_json(m) for m in response.json()["models"]]
+    return ModelsOut.model_validate_json(response.content).models
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
@@ -495,7 +386,7 @@ class Client(_Base):
         candidates: Sequence[str] | None = None,
         wait: bool = True,
         timeout: float = 300.0,
-    ) -> Accepted | DocumentStatus:
+    ) -> DocumentAccepted | DocumentInfo:
         """Index one document; with `wait`, its status once indexed or failed, else what
         the service accepted."""
         document = [NewDocument(text, id, candidates)]
@@ -503,7 +394,7 @@ class Client(_Base):
             return self.submit(document)[0]
         return self.index_many(document, timeout)[0]
 
-    def submit(self, documents: Sequence[NewDocument], batch: int = 16) -> list[Accepted]:
+    def submit(self, documents: Sequence[NewDocument], batch: int = 16) -> list[DocumentAccepted]:
         """Post documents, `batch` per request, without waiting for them to be indexed."""
         return self._run(submit_op(documents, batch, self.retry))
 
@@ -512,15 +403,15 @@ class Client(_Base):
         documents: Sequence[NewDocument],
         timeout: float = 300.0,
         batch: int = 16,
-        on_final: Callable[[DocumentStatus], None] | None = None,
-    ) -> list[DocumentStatus]:
+        on_final: Callable[[DocumentInfo], None] | None = None,
+    ) -> list[DocumentInfo]:
         """Post documents and wait until each is indexed or failed (`on_final` sees each)."""
         return self._run(index_op(documents, timeout, self.poll_s, batch, on_final, self.retry))
 
-    def status(self, id: str) -> DocumentStatus:
+    def status(self, id: str) -> DocumentInfo:
         return self._run(status_op(id, self.retry))
 
-    def append(self, id: str, text: str) -> DocumentStatus:
+    def append(self, id: str, text: str) -> DocumentInfo:
         return self._run(append_op(id, text, self.retry))
 
     def ask(
@@ -528,7 +419,7 @@ class Client(_Base):
     ) -> Answers:
         return self._run(ask_op(id, questions, mode, top_k, self.retry))
 
-    def entities(self, id: str) -> Entities:
+    def entities(self, id: str) -> DocumentEntities:
         return self._run(entities_op(id, self.retry))
 
     def delete(self, id: str) -> None:
@@ -611,13 +502,15 @@ class AsyncClient(_Base):
         candidates: Sequence[str] | None = None,
         wait: bool = True,
         timeout: float = 300.0,
-    ) -> Accepted | DocumentStatus:
+    ) -> DocumentAccepted | DocumentInfo:
         document = [NewDocument(text, id, candidates)]
         if not wait:
             return (await self.submit(document))[0]
         return (await self.index_many(document, timeout))[0]
 
-    async def submit(self, documents: Sequence[NewDocument], batch: int = 16) -> list[Accepted]:
+    async def submit(
+        self, documents: Sequence[NewDocument], batch: int = 16
+    ) -> list[DocumentAccepted]:
         return await self._run(submit_op(documents, batch, self.retry))
 
     async def index_many(
@@ -625,16 +518,16 @@ class AsyncClient(_Base):
         documents: Sequence[NewDocument],
         timeout: float = 300.0,
         batch: int = 16,
-        on_final: Callable[[DocumentStatus], None] | None = None,
-    ) -> list[DocumentStatus]:
+        on_final: Callable[[DocumentInfo], None] | None = None,
+    ) -> list[DocumentInfo]:
         return await self._run(
             index_op(documents, timeout, self.poll_s, batch, on_final, self.retry)
         )
 
-    async def status(self, id: str) -> DocumentStatus:
+    async def status(self, id: str) -> DocumentInfo:
         return await self._run(status_op(id, self.retry))
 
-    async def append(self, id: str, text: str) -> DocumentStatus:
+    async def append(self, id: str, text: str) -> DocumentInfo:
         return await self._run(append_op(id, text, self.retry))
 
     async def ask(
@@ -642,7 +535,7 @@ class AsyncClient(_Base):
     ) -> Answers:
         return await self._run(ask_op(id, questions, mode, top_k, self.retry))
 
-    async def entities(self, id: str) -> Entities:
+    async def entities(self, id: str) -> DocumentEntities:
         return await self._run(entities_op(id, self.retry))
 
     async def delete(self, id: str) -> None:

@@ -1,0 +1,53 @@
+"""`ask ID "question"`: ask a running service (CHEAPQA_URL) about a document."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cheapqa_client.cli.remote import connect, fail, show
+from cheapqa_client.client import Answers, CheapqaError
+
+
+def _lines(a: Answers) -> str:
+    """One mode's answers: a heading, then each question and its answers with their scores."""
+    timing = "" if a.server_ms is None else f", {a.server_ms:.1f} ms on the server"
+    lines = [f"{a.mode} ({a.model_id}{timing})"]
+    for result in a.results:
+        asked = f"  (asked as: {result.cloze})" if result.cloze != result.query else ""
+        lines.append(f"  {result.query}{asked}")
+        lines += [f"    {answer.score:6.3f}  {answer.entity}" for answer in result.answers]
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        with connect() as client:
+            answers = [
+                client.ask(args.id, args.questions, mode, args.top_k)
+                for mode in args.mode or [None]
+            ]
+    except CheapqaError as exc:
+        return fail(exc)
+    show(answers, args.json, _lines)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "ask",
+        help="ask a running service (CHEAPQA_URL) about an indexed document",
+        description="Questions are cloze sentences with one @placeholder, or Who/Whom/Whose "
+        "questions the service turns into one.",
+    )
+    p.add_argument("id", help="the document's id")
+    p.add_argument("questions", nargs="+", metavar="QUESTION")
+    p.add_argument(
+        "--mode",
+        action="append",
+        help="attention mode, as GET /v1/models names them; repeat to compare modes "
+        "(default: the service's)",
+    )
+    p.add_argument("--top-k", type=int, default=5, help="answers per question")
+    p.add_argument("--json", action="store_true", help="a JSON list (one object per mode)")
+    p.set_defaults(run=_run)
