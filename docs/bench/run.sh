@@ -42,7 +42,7 @@ done
 log "bench stages: linear, 1 query, with the batcher's gathering wait off (an experiment)"
 CHEAPQA_QUERY_MAX_WAIT_MS=0 $CQ bench stages "${INIT[@]}" --mode linear --queries 1 \
   --tokens 5000 --repeats 200 --json-out "$OUT/stages-linear-q1-wait0.json" | tee -a "$OUT/run.log"
-if [[ -n "${STORE_URL:-}" ]]; then  # e.g. STORE_URL=redis://127.0.0.1:6379/0 (issue 13's goals)
+if [[ -n "${STORE_URL:-}" ]]; then  # e.g. STORE_URL=redis://127.0.0.1:6379/0 (the Redis rows)
   for n in 5000 50000; do
     log "loadtest over Redis: linear vs softmax, n=$n, 32 queries per request"
     $CQ loadtest --spawn --store-url "$STORE_URL" "${INIT[@]}" --modes linear,softmax \
