@@ -36,7 +36,7 @@ from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from bench.runner import index_documents
 from cheapqa_client.client import ApiRequest, AsyncClient, answers_request
 from encoder.model.modes import Mode
-from service.answering import answers_body, cloze_sentences, query_token_ids, rank_answers
+from service.answering import answers_body, prepare_queries, rank_answers
 from service.app import create_app
 from service.deps import Runtime
 from service.schemas import AnswersIn
@@ -204,8 +204,7 @@ async def _one_request(
     state = record.states[mode]
 
     t = clock()
-    clozes = cloze_sentences(parsed.queries)
-    prepared = query_token_ids(model, clozes, record.entities)
+    prepared = prepare_queries(model, parsed.queries, record.entities)
     ids = prepared.ids
     us["tokenise"] = clock() - t
 
@@ -225,7 +224,7 @@ async def _one_request(
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()
-    answers_body(doc_id, mode, model.model_id, parsed.queries, clozes, record.entities, ranked)
+    answers_body(doc_id, mode, model.model_id, parsed.queries, prepared, record.entities, ranked)
     us["respond"] = clock() - t
 
     t = clock()

@@ -1,6 +1,7 @@
 """Answering cloze questions about one stored document.
 
-cloze   = to_cloze(question)  (a plain Who/Whom/Whose question rewritten; encoder/text/questions)
+cloze   = to_cloze(question)  (a plain Who/Whom/Whose question rewritten; encoder/text/questions;
+          a question that is neither gets its own error, the others are answered)
 tokens  = anonymise_query(cloze, document's entity map)      per question
 Q       = query GRU over all questions                        (m, k)  via the batcher
 R       = lookup(state, Q)                                   (m, k)  the state used once
@@ -22,7 +23,7 @@ import torch
 
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import prepare_question
-from encoder.text.questions import UnsupportedQuestion, to_cloze
+from encoder.text.questions import to_cloze
 from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
 from service.indexing import indexed_record, require_current
@@ -43,26 +44,42 @@ class RankedAnswers:
 
 
 @dataclass(frozen=True)
-class QueryTokens:
-    ids: list[list[int]]  # per question, its token ids
-    named: list[frozenset[int]]  # per question, the entity slots it names
+class PreparedQueries:
+    """A request's questions as the reader takes them; a question that cannot be asked
+    keeps its error and is left out of `ids` and `named`."""
+
+    clozes: list[str | None]  # per question, the cloze sentence asked (None: not a question)
+    errors: list[str | None]  # per question, why it cannot be asked, or None
+    ids: list[list[int]]  # per question asked, its token ids
+    named: list[frozenset[int]]  # per question asked, the entity slots it names
+
+    @property
+    def asked(self) -> list[int]:
+        """The indices of the questions asked, in order."""
+        return [i for i, error in enumerate(self.errors) if error is None]
 
 
-def query_token_ids(model: LoadedModel, queries: list[str], entities: list[str]) -> QueryTokens:
-    """Each question's token ids, as `ServingReader.encode_queries` takes them (plain lists: a
-    tensor per question would cost more than tokenising it), and the entities it names.
-    Raises ValueError naming the question at fault (e.g. not exactly one @placeholder)."""
+def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str]) -> PreparedQueries:
+    """Each question as a cloze sentence, its token ids as `ServingReader.encode_queries`
+    takes them (plain lists: a tensor per question would cost more than tokenising it) and
+    the entities it names; or, for a question that is neither a cloze sentence nor a form
+    the converter reads, nor has exactly one @placeholder, why not."""
     names = tuple(entities)  # the key of the document's cached question matcher
-    ids: list[list[int]] = []
-    named: list[frozenset[int]] = []
-    for i, query in enumerate(queries):
+    out = PreparedQueries([], [], [], [])
+    for query in queries:
+        cloze = None
         try:
-            prepared = prepare_question(query, names, model.query_window)
-        except ValueError as exc:
-            raise ValueError(f"query {i}: {exc}") from exc
-        ids.append(model.vocab.encode(prepared.tokens))
-        named.append(prepared.named)
-    return QueryTokens(ids, named)
+            cloze = to_cloze(query)
+            prepared = prepare_question(cloze, names, model.query_window)
+        except ValueError as exc:  # UnsupportedQuestion is one
+            out.clozes.append(cloze)
+            out.errors.append(str(exc))
+            continue
+        out.clozes.append(cloze)
+        out.errors.append(None)
+        out.ids.append(model.vocab.encode(prepared.tokens))
+        out.named.append(prepared.named)
+    return out
 
 
 def candidate_mask(
@@ -127,46 +144,40 @@ def rank_answers(
     return RankedAnswers(slots=slots, scores=values)
 
 
-def cloze_sentences(queries: list[str]) -> list[str]:
-    """The cloze sentence each query asks; raises ValueError naming the query at fault."""
-    out = []
-    for i, query in enumerate(queries):
-        try:
-            out.append(to_cloze(query))
-        except UnsupportedQuestion as exc:
-            raise ValueError(f"query {i}: {exc}") from exc
-    return out
-
-
 def answers_body(
     doc_id: str,
     mode: str,
     model_id: str,
     queries: list[str],
-    clozes: list[str],
+    prepared: PreparedQueries,
     entities: list[str],
     ranked: RankedAnswers | None,
 ) -> bytes:
-    """The response, as the JSON bytes of an `AnswersOut`: each question's best slots mapped
-    back to the document's entity names (ranked None: no entities, no answers).
+    """The response, as the JSON bytes of an `AnswersOut`: each question asked, its best
+    slots mapped back to the document's entity names (ranked None: no entities, no answers;
+    its rows are the questions asked, in order); each question not asked, its error.
 
     Plain dicts through pydantic-core's serializer: every field is built here from typed
     values, so validating them again with pydantic (and FastAPI's second pass over a response
     model) would only cost time (measured in BENCHMARKS.md); tests check the bytes against
     the model."""
-    if ranked is None:
-        answers: list[list[dict[str, object]]] = [[] for _ in queries]
-    else:
-        answers = [
-            [
+    answers: list[list[dict[str, object]]] = [[] for _ in queries]
+    if ranked is not None:
+        for i, slots, scores in zip(prepared.asked, ranked.slots, ranked.scores, strict=True):
+            answers[i] = [
                 {"entity": entities[slot], "score": score}
                 for slot, score in zip(slots, scores, strict=True)
             ]
-            for slots, scores in zip(ranked.slots, ranked.scores, strict=True)
-        ]
     results = [
-        {"query": query, "cloze": cloze, "answers": found}
-        for query, cloze, found in zip(queries, clozes, answers, strict=True)
+        {
+            "query": query,
+            "cloze": cloze,
+            "answers": found,
+            "error": None if error is None else {"code": "bad_query", "message": error},
+        }
+        for query, cloze, found, error in zip(
+            queries, prepared.clozes, answers, prepared.errors, strict=True
+        )
     ]
     body: dict[str, object] = {"id": doc_id, "mode": mode, "model_id": model_id, "results": results}
     return _json_bytes(body)
@@ -229,15 +240,17 @@ class AnswerService:
             record = await indexed_record(self.store, doc_id, modes=(mode,))
             require_current(record, models, (mode,))
             state = record.states[mode]
-            try:
-                clozes = cloze_sentences(body.queries)
-                prepared = query_token_ids(model, clozes, record.entities)
-            except ValueError as exc:
-                raise BadRequest(str(exc), code="bad_query") from exc
+            prepared = prepare_queries(model, body.queries, record.entities)
+            if not prepared.asked:
+                raise BadRequest(
+                    "; ".join(f"query {i}: {e}" for i, e in enumerate(prepared.errors)),
+                    {"errors": prepared.errors},
+                    code="bad_query",
+                )
             n_entities = len(record.entities)
             if n_entities == 0:
                 return answers_body(
-                    doc_id, mode, model.model_id, body.queries, clozes, record.entities, None
+                    doc_id, mode, model.model_id, body.queries, prepared, record.entities, None
                 )
 
         Q = await batcher.encode(model, prepared.ids)  # (m, k)
@@ -255,5 +268,5 @@ class AnswerService:
             )
         self.metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
         return answers_body(
-            doc_id, mode, model.model_id, body.queries, clozes, record.entities, ranked
+            doc_id, mode, model.model_id, body.queries, prepared, record.entities, ranked
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from cheapqa_client.schemas import ErrorBody, ErrorInfo
 from store.errors import CorruptRecord, StoreError, StoreUnavailable
 from store.queue.base import QueueUnavailable
+from store.record import DOC_ID_PATTERN, DOC_ID_RULE
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +130,43 @@ def error_response(
 
 RETRY_AFTER_S = "1"
 
+# How many of a 422's problems its message lists (the detail has them all).
+MESSAGE_PROBLEMS = 3
+
+
+def _field(loc: Sequence[Any]) -> str:
+    """Where a problem is, as a client names it: "id", "documents[1].id", "queries[0]",
+    "path parameter doc_id", "query parameter limit". A union's member names (capitalised,
+    unlike fields) are left out."""
+    where, *rest = loc or ("body",)
+    path = ""
+    for part in rest:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not str(part)[:1].isupper():
+            path += f".{part}" if path else str(part)
+    if where in ("path", "query", "header"):
+        return f"{where} parameter {path}"
+    return path or "body"
+
+
+def _problem(error: dict[str, Any]) -> str:
+    if error.get("type") == "json_invalid":
+        return f"the body is not JSON ({error.get('ctx', {}).get('error', 'unreadable')})"
+    message = str(error.get("msg", "invalid"))
+    if error.get("ctx", {}).get("pattern") == DOC_ID_PATTERN:
+        message = f"an id is {DOC_ID_RULE}"
+    return f"{_field(error.get('loc', ()))}: {message}"
+
+
+def validation_message(errors: Sequence[dict[str, Any]]) -> str:
+    """A 422's message: which fields fail and why, the first few of them."""
+    problems = list(dict.fromkeys(_problem(e) for e in errors))
+    shown = "; ".join(problems[:MESSAGE_PROBLEMS])
+    more = len(problems) - MESSAGE_PROBLEMS
+    return f"{shown} (and {more} more)" if more > 0 else shown or "request validation failed"
+
+
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -177,7 +216,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return error_response(422, "validation_error", "request validation failed", exc.errors())
+        errors = exc.errors()
+        return error_response(422, "validation_error", validation_message(errors), errors)
 
     async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)

@@ -3,10 +3,10 @@ are defined once, in the client's package (cheapqa_client.schemas), and used fro
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Path
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from encoder.model.modes import Mode
 from store.record import DOC_ID_PATTERN, MAX_DOC_ID_CHARS
@@ -39,6 +39,19 @@ class DocumentIn(_Body):
 
 class DocumentBatchIn(_Body):
     documents: list[DocumentIn] = Field(min_length=1)
+
+
+def _posting_form(value: Any) -> str:
+    """A body with `documents` is a batch, any other one document: a body that fails is told
+    what is wrong with the form it was written as, not with both forms."""
+    return "DocumentBatchIn" if isinstance(value, dict) and "documents" in value else "DocumentIn"
+
+
+# POST /v1/documents takes one document or a batch.
+DocumentPosting = Annotated[
+    Annotated[DocumentIn, Tag("DocumentIn")] | Annotated[DocumentBatchIn, Tag("DocumentBatchIn")],
+    Discriminator(_posting_form),
+]
 
 
 class AppendIn(_Body):

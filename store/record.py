@@ -22,11 +22,13 @@ MAX_DOC_ID_CHARS = 128
 _DOC_ID = re.compile(DOC_ID_PATTERN)
 
 
+DOC_ID_RULE = f"1 to {MAX_DOC_ID_CHARS} letters, digits or ._:- (starting with a letter or digit)"
+
+
 def check_doc_id(doc_id: str) -> None:
     if len(doc_id) > MAX_DOC_ID_CHARS or not _DOC_ID.fullmatch(doc_id):
         raise ValueError(
-            f"document id must be 1 to {MAX_DOC_ID_CHARS} letters, digits or ._:- "
-            f"(starting with a letter or digit), got {doc_id[: MAX_DOC_ID_CHARS + 1]!r}"
+            f"document id must be {DOC_ID_RULE}, got {doc_id[: MAX_DOC_ID_CHARS + 1]!r}"
         )
 
 

@@ -101,13 +101,23 @@ class Answer(BaseModel):
     score: float = Field(description="Probability over the document's candidates.")
 
 
+class QueryError(BaseModel):
+    code: str = Field(description="`bad_query`: not a question the service can ask.")
+    message: str = Field(description="Why, and which forms work.")
+
+
 class QueryAnswers(BaseModel):
     query: str
-    cloze: str = Field(
+    cloze: str | None = Field(
         description="The cloze sentence asked: the query itself, or the plain question turned "
-        "into one."
+        "into one; null when the query is no form the service reads."
     )
-    answers: list[Answer]
+    answers: list[Answer] = Field(description="Empty when the question has an error.")
+    error: QueryError | None = Field(
+        default=None,
+        description="Why this question was not answered (the request's other questions are); "
+        "null when it was. A request none of whose questions can be asked is a 400 bad_query.",
+    )
 
 
 class AnswersOut(BaseModel):

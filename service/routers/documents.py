@@ -10,7 +10,7 @@ from cheapqa_client.schemas import DocumentEntities, DocumentInfo, DocumentList,
 from service.deps import IndexingDep
 from service.errors import error_responses
 from service.guard import API_KEY_SCHEME
-from service.schemas import AppendIn, DocumentBatchIn, DocumentIdPath, DocumentIn
+from service.schemas import AppendIn, DocumentBatchIn, DocumentIdPath, DocumentPosting
 
 router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[API_KEY_SCHEME])
 
@@ -23,9 +23,7 @@ router = APIRouter(prefix="/v1", tags=["documents"], dependencies=[API_KEY_SCHEM
     summary="Index one document or a batch",
     responses=error_responses(400, 401, 408, 413, 422, 429, 503),
 )
-async def index_documents(
-    body: DocumentIn | DocumentBatchIn, indexing: IndexingDep
-) -> DocumentsAccepted:
+async def index_documents(body: DocumentPosting, indexing: IndexingDep) -> DocumentsAccepted:
     """Records each document as `queued` and puts it on the ingestion queue.
 
     The same id with the same text is the same document (nothing is re-encoded); the same id

@@ -39,8 +39,18 @@ async def test_400_and_422_bad_input(app_client: AppClient) -> None:
         url = "/v1/documents/h/answers"
         no_placeholder = await client.post(url, json={"queries": ["Tobias kept the light."]})
         assert "placeholder" in assert_error(no_placeholder, 400, "bad_query")["message"]
+        # One bad question among good ones is reported in its own result; the rest are answered.
         two = await client.post(url, json={"queries": [QUESTION, "@placeholder @placeholder"]})
-        assert "query 1" in assert_error(two, 400, "bad_query")["message"]
+        assert two.status_code == 200, two.text
+        good, bad = two.json()["results"]
+        assert good["error"] is None and good["answers"]
+        assert bad["answers"] == [] and bad["cloze"] == "@placeholder @placeholder"
+        assert bad["error"]["code"] == "bad_query" and "exactly one" in bad["error"]["message"]
+        # When none can be asked, the request is refused, each question's error in its detail.
+        none = await client.post(url, json={"queries": ["Tobias kept it.", "What did he keep?"]})
+        error = assert_error(none, 400, "bad_query")
+        assert error["message"].startswith("query 0: ") and "; query 1: " in error["message"]
+        assert len(error["detail"]["errors"]) == 2
         not_loaded = await client.post(url, json={"queries": [QUESTION], "mode": "gated"})
         assert assert_error(not_loaded, 400, "mode_not_loaded")["detail"] == {"loaded": ["linear"]}
         assert_error(
@@ -65,6 +75,28 @@ async def test_400_and_422_bad_input(app_client: AppClient) -> None:
         ]
         for body in bodies:
             assert_error(await client.post("/v1/documents", json=body), 422, "validation_error")
+        # A 422 says which field and why, about the form the body was written as only.
+        cases = [
+            (
+                client.post("/v1/documents", json={"id": "bad id!", "text": "hi"}),
+                "id: an id is 1 to 128 letters, digits or ._:- (starting with a letter or digit)",
+            ),
+            (client.post("/v1/documents", json={"text": ""}), "text: String should have at"),
+            (
+                client.post(
+                    "/v1/documents", json={"documents": [{"text": "a"}, {"id": "b/c", "text": "b"}]}
+                ),
+                "documents[1].id: an id is 1 to 128",
+            ),
+            (client.get("/v1/documents/bad%20id"), "path parameter doc_id: an id is 1 to 128"),
+            (client.get("/v1/documents?limit=0"), "query parameter limit: Input should be greater"),
+        ]
+        for request, message in cases:
+            error = assert_error(await request, 422, "validation_error")
+            assert error["message"].startswith(message) and len(error["detail"]) == 1, error
+        two = await client.post(url, json={"queries": [""], "top_k": "5"})
+        message = assert_error(two, 422, "validation_error")["message"]
+        assert message.startswith("queries[0]: String should have at least 1 character; top_k: ")
         assert_error(await client.post(url, json={"queries": []}), 422, "validation_error")
         long_query = {"queries": ["@placeholder " + "word " * 1000]}
         assert_error(await client.post(url, json=long_query), 422, "validation_error")

@@ -9,7 +9,7 @@ import pytest
 
 from encoder.model.checkpoint import save_checkpoint
 from encoder.model.serving import ServingReader
-from service.answering import query_token_ids
+from service.answering import prepare_queries
 from service.readers import load_models
 from service.settings import Settings
 from tests.service.helpers import load
@@ -48,10 +48,10 @@ def test_questions_are_cut_as_the_training_questions_were(
     assert model.query_window == (2, 1)
     entities = ["Tobias", "Marigold"]
     question = "In the winter , Marigold said that @placeholder kept the lighthouse ."
-    [ids] = query_token_ids(model, [question], entities).ids
+    [ids] = prepare_queries(model, [question], entities).ids
     assert model.vocab.decode(ids) == ["said", "that", "@placeholder", "kept"]
     # Without the window in the meta, the question is used whole.
-    [whole] = query_token_ids(
+    [whole] = prepare_queries(
         load_models(Settings(checkpoint_dir=checkpoint_dir, modes=["linear"]))["linear"],
         [question],
         entities,

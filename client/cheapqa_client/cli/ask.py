@@ -14,8 +14,10 @@ def _lines(a: Answers) -> str:
     timing = "" if a.server_ms is None else f", {a.server_ms:.1f} ms on the server"
     lines = [f"{a.mode} ({a.model_id}{timing})"]
     for result in a.results:
-        asked = f"  (asked as: {result.cloze})" if result.cloze != result.query else ""
+        asked = f"  (asked as: {result.cloze})" if result.cloze not in (None, result.query) else ""
         lines.append(f"  {result.query}{asked}")
+        if result.error is not None:
+            lines.append(f"    not asked: {result.error.message}")
         lines += [f"    {answer.score:6.3f}  {answer.entity}" for answer in result.answers]
     return "\n".join(lines)
 
