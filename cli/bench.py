@@ -52,6 +52,40 @@ def _readers(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _frontier(args: argparse.Namespace, settings: Settings) -> int:
+    import tempfile
+
+    from bench.frontier import as_json, markdown, plot, run_frontier
+    from encoder.model.checkpoint import CHECKPOINT_DIR
+
+    def log(line: str) -> None:
+        if not args.json:
+            print(line, file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = run_frontier(
+            args.checkpoint_dir or CHECKPOINT_DIR,
+            args.data,
+            Path(tmp),
+            lengths=args.lengths,
+            modes=args.modes,
+            max_questions=args.max_questions,
+            cost_documents=args.cost_documents,
+            rounds=args.rounds,
+            log=log,
+        )
+    if not rows:
+        print(f"no built para-N sets or checkpoints found ({CORPUS_HINT})", file=sys.stderr)
+        return 1
+    print(json.dumps(as_json(rows)) if args.json else markdown(rows))
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(args.out / "frontier.json", as_json(rows))
+    (args.out / "frontier.md").write_text(markdown(rows) + "\n")
+    plot(rows, args.out / "frontier.png")
+    log(f"wrote {args.out / 'frontier.md'}, frontier.json and frontier.png")
+    return 0
+
+
 def _lookup(args: argparse.Namespace, settings: Settings) -> int:
     from bench.corpus import CorpusError, load_corpus
     from bench.lookup import format_goals, load_readers, markdown, run_lookup_bench, write_outputs
@@ -163,6 +197,21 @@ def register(sub: Any) -> None:
         "--write-index", action="store_true", help="write <checkpoint-dir>/index.json too"
     )
     s.set_defaults(handler=_readers)
+
+    s = bench_sub.add_parser(
+        "frontier",
+        help="accuracy, lookup µs and state bytes of every mode at every length, in one run",
+    )
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--checkpoint-dir", type=Path, default=None, help="<mode>.pt files")
+    s.add_argument("--data", type=Path, default=Path("data"), help="the built sets' folder")
+    s.add_argument("--modes", type=parse_modes, default=list(MODES))
+    s.add_argument("--lengths", type=_ints, default=[200, 800, 1600, 5000, 20_000])
+    s.add_argument("--max-questions", type=int, default=400, help="the first N of each set")
+    s.add_argument("--cost-documents", type=int, default=8, help="documents timed per length")
+    s.add_argument("--rounds", type=int, default=15, help="timed rounds per document (median)")
+    s.add_argument("--out", type=Path, default=Path("docs/bench"), help="table, plot and JSON")
+    s.set_defaults(handler=_frontier)
 
     s = bench_sub.add_parser(
         "realistic",

@@ -6,9 +6,11 @@ Layout (format version 1):
             magic b"CQST", format version, mode code, dtype code, scale exponent e,
             k, length of the model id, n, CRC-32 of all the other bytes (header included)
     model id          UTF-8, at most 255 bytes
+    mentions          the mentions mode only: M (uint32), then M (entity, position) int32 pairs
     last_hidden       k values
     memory            linear/gated: the upper triangle of C, row by row, k(k+1)/2 values
-                      softmax: H row-major, n·k values;  none: nothing
+                      softmax: H row-major, n·k values;  mentions: K row-major, M·k values;
+                      none: nothing
 
 Values are float32 or float16. C is an un-normalised sum, so its entries grow with n and
 would overflow float16 (max 65504) on long documents: memory is stored divided by 2**e, a
@@ -75,14 +77,35 @@ def _unpack_upper(packed: np.ndarray, k: int) -> np.ndarray:
     return packed.take(_triangle_maps(k)[1]).reshape(k, k)
 
 
-def payload_values(mode: Mode, k: int, n: int) -> int:
-    """How many floats follow the model id, last_hidden included (C: its packed triangle)."""
+def payload_values(mode: Mode, k: int, n: int, mentions: int = 0) -> int:
+    """How many floats follow the model id (and the mentions), last_hidden included (C: its
+    packed triangle)."""
     kept = MEMORY[mode]
     if kept == "C":
         return k + k * (k + 1) // 2
     if kept == "H":
         return k + n * k
+    if kept == "K":
+        return k + mentions * k
     return k
+
+
+_MENTION_COUNT = struct.Struct("<I")
+_MENTION_DTYPE = np.dtype("<i4")
+
+
+def _mention_bytes(state: DocumentState) -> bytes:
+    """The mentions block of a mentions-mode state (empty for the other modes)."""
+    if MEMORY[state.mode] != "K":
+        if state.mentions is not None:
+            raise StateCodecError(f"mode {state.mode!r} keeps no mentions")
+        return b""
+    if state.mentions is None or state.mentions.dim() != 2 or state.mentions.shape[1] != 2:
+        raise StateCodecError("the mentions mode needs mentions of shape (M, 2)")
+    pairs = state.mentions.detach().to("cpu", torch.int64).numpy()
+    if len(pairs) and (pairs.min() < 0 or pairs[:, 1].max() >= max(state.n, 1)):
+        raise StateCodecError("mentions hold a negative entity or a position beyond n")
+    return _MENTION_COUNT.pack(len(pairs)) + pairs.astype(_MENTION_DTYPE).tobytes()
 
 
 def _as_float32(tensor: torch.Tensor) -> np.ndarray:
@@ -91,7 +114,8 @@ def _as_float32(tensor: torch.Tensor) -> np.ndarray:
 
 def _memory_values(state: DocumentState) -> np.ndarray:
     """The memory as the flat float32 vector that is stored, after checking its shape."""
-    kept, shape = MEMORY[state.mode], memory_shape(state.mode, state.k, state.n)
+    m = 0 if state.mentions is None else int(state.mentions.shape[0])
+    kept, shape = MEMORY[state.mode], memory_shape(state.mode, state.k, state.n, m)
     if shape is None:
         if state.memory is not None:
             raise StateCodecError(f"mode {state.mode!r} keeps no memory")
@@ -101,7 +125,7 @@ def _memory_values(state: DocumentState) -> np.ndarray:
     memory = _as_float32(state.memory)
     if memory.shape != shape:
         raise StateCodecError(f"{state.mode} {kept} must be {shape}, got {memory.shape}")
-    if kept == "H":
+    if kept in ("H", "K"):
         return memory.reshape(-1)
     with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf are refused just after
         scale = float(np.abs(memory).max())
@@ -143,7 +167,7 @@ def encode_state(state: DocumentState, *, model_id: str, dtype: Dtype) -> bytes:
         stored = values.astype(_NUMPY_DTYPE[dtype])
     if not np.isfinite(stored).all():  # only last_hidden can overflow: memory is scaled
         raise StateCodecError(f"last_hidden exceeds the range of {dtype}")
-    payload = model_bytes + stored.tobytes()
+    payload = model_bytes + _mention_bytes(state) + stored.tobytes()
     fields = (MAGIC, FORMAT_VERSION, MODES.index(state.mode), DTYPES.index(dtype), exponent, k)
     head = _HEADER.pack(*fields, len(model_bytes), n, 0)[:_CRC_OFFSET]
     return head + struct.pack("<I", _checksum(head, payload)) + payload
@@ -168,8 +192,18 @@ def decode_state(data: bytes) -> DecodedState:
     mode: Mode = MODES[mode_code]
     dtype: Dtype = DTYPES[dtype_code]
     np_dtype = _NUMPY_DTYPE[dtype]
-    count = payload_values(mode, k, n)
-    expected = HEADER_BYTES + id_len + count * np_dtype.itemsize
+    floats_at = HEADER_BYTES + id_len
+    pairs: np.ndarray | None = None
+    if MEMORY[mode] == "K":
+        if len(data) < floats_at + _MENTION_COUNT.size:
+            raise StateCodecError("state truncated before its mentions")
+        (m,) = _MENTION_COUNT.unpack_from(data, floats_at)
+        if len(data) < floats_at + _MENTION_COUNT.size + 8 * m:
+            raise StateCodecError(f"state truncated: {len(data)} bytes, {m} mentions")
+        pairs = np.frombuffer(data, _MENTION_DTYPE, 2 * m, floats_at + _MENTION_COUNT.size)
+        floats_at += _MENTION_COUNT.size + pairs.nbytes
+    count = payload_values(mode, k, n, 0 if pairs is None else len(pairs) // 2)
+    expected = floats_at + count * np_dtype.itemsize
     if len(data) != expected:
         kind = "truncated" if len(data) < expected else "has trailing bytes"
         raise StateCodecError(f"state {kind}: {len(data)} bytes, header says {expected}")
@@ -180,14 +214,18 @@ def decode_state(data: bytes) -> DecodedState:
         model_id = bytes(data[HEADER_BYTES : HEADER_BYTES + id_len]).decode()
     except UnicodeDecodeError as exc:
         raise StateCodecError("state corrupted: model id is not UTF-8") from exc
-    values = np.frombuffer(data, dtype=np_dtype, count=count, offset=HEADER_BYTES + id_len)
+    values = np.frombuffer(data, dtype=np_dtype, count=count, offset=floats_at)
     flat = values.astype(np.float32)  # a writable copy, whatever the stored dtype
     hidden = torch.from_numpy(flat[:k])
     rest = flat[k:] * np.float32(2.0**exponent) if exponent else flat[k:]
     memory: torch.Tensor | None = None
+    mentions: torch.Tensor | None = None
     if MEMORY[mode] == "H":
         memory = torch.from_numpy(rest.reshape(n, k))
     elif MEMORY[mode] == "C":
         memory = torch.from_numpy(_unpack_upper(rest, k))
-    state = DocumentState(mode=mode, n=n, last_hidden=hidden, memory=memory)
+    elif pairs is not None:
+        memory = torch.from_numpy(rest.reshape(-1, k))
+        mentions = torch.from_numpy(pairs.reshape(-1, 2).astype(np.int32))
+    state = DocumentState(mode=mode, n=n, last_hidden=hidden, memory=memory, mentions=mentions)
     return DecodedState(state=state, model_id=model_id, dtype=dtype)

@@ -63,7 +63,7 @@ def test_list_settings_take_commas_or_json(
 @pytest.mark.parametrize(
     ("variable", "value", "says"),
     [
-        ("CHEAPQA_MODES", "linear,cosine", "'none', 'linear', 'gated' or 'softmax'"),
+        ("CHEAPQA_MODES", "linear,cosine", "'none', 'linear', 'gated', 'softmax' or 'mentions'"),
         ("CHEAPQA_MODES", "[linear", "comma-separated"),
         ("CHEAPQA_STATE_DTYPE", "int8", "'float32' or 'float16'"),
         ("CHEAPQA_MAX_TOP_K", "0", "greater than 0"),

@@ -160,6 +160,25 @@ class SoftmaxAttention(Attention):
         return weights @ memory  # (m, k)
 
 
+class MentionKeys(Attention):
+    """The mentions mode reads no R: the reader scores every entity from the keys of its
+    mentions (encoder.model.pointer). Here it only holds the mode's place among the modes."""
+
+    mode: ClassVar[Mode] = "mentions"
+
+    def forward(self, H: Tensor, mask: Tensor, h_last: Tensor, q: Tensor) -> Tensor:
+        raise TypeError("the mentions mode scores entities itself (Reader._mention_forward)")
+
+    def read(self, H: Tensor, mask: Tensor) -> list[Tensor | None]:
+        raise TypeError("the mentions mode reads with each token's entity (read_mentions)")
+
+    def append(self, memory: Tensor | None, H_new: Tensor) -> Tensor | None:
+        raise TypeError("the mentions mode appends with each token's entity (append_mentions)")
+
+    def lookup(self, memory: Tensor | None, n: int, h_last: Tensor, Q: Tensor) -> Tensor:
+        raise TypeError("the mentions mode looks up entity scores (lookup_mentions)")
+
+
 def build_attention(mode: Mode, hidden_size: int, length_norm: str = "n") -> Attention:
     if mode == "none":
         return LastState()
@@ -169,4 +188,6 @@ def build_attention(mode: Mode, hidden_size: int, length_norm: str = "n") -> Att
         return GatedAttention(hidden_size, length_norm)
     if mode == "softmax":
         return SoftmaxAttention()
+    if mode == "mentions":
+        return MentionKeys()
     raise ValueError(f"unknown attention mode {mode!r}")

@@ -82,8 +82,11 @@ def weights_digest(state_dict: dict[str, torch.Tensor]) -> str:
 def model_digest(config: ReaderConfig, vocab: Vocabulary, weights_hex: str) -> str:
     """sha256 over everything that decides a model's output: its config, its vocabulary (the
     same weights read other words under another one) and its weights."""
+    fields = asdict(config)
+    if config.mode != "mentions":  # added with that mode: the other readers keep their ids
+        del fields["mention_offset"]
     h = hashlib.sha256()
-    h.update(json.dumps(asdict(config), sort_keys=True).encode())
+    h.update(json.dumps(fields, sort_keys=True).encode())
     h.update(b"\0".join(token.encode() for token in vocab.tokens))
     h.update(weights_hex.encode())
     return h.hexdigest()

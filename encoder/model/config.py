@@ -28,6 +28,9 @@ class ReaderConfig:
     # read. The counts are kept beside the state and add up when text is appended.
     mention_prior: bool = False
     entity_offset: int = 3  # id of @entity0 in the vocabulary
+    # mentions mode: a mention's key is the document state this many tokens after it
+    # (encoder.pointer); 0 keys it at the marker itself.
+    mention_offset: int = 3
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -38,5 +41,9 @@ class ReaderConfig:
             raise ValueError("embed_dim, hidden_size and max_entities must be positive")
         if self.length_norm not in ("n", "sqrt") or self.output not in ("slots", "markers"):
             raise ValueError(f"unknown length_norm {self.length_norm!r} or output {self.output!r}")
+        if self.mode == "mentions" and self.mention_prior:
+            raise ValueError("the mentions mode points at mentions: it has no mention prior")
+        if self.mention_offset < 0:
+            raise ValueError(f"mention_offset must be >= 0, got {self.mention_offset}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")

@@ -17,6 +17,15 @@ from torch import Tensor, nn
 
 from encoder.model.attention import Attention, build_attention
 from encoder.model.config import ReaderConfig
+from encoder.model.pointer import (
+    append_mentions,
+    entity_scores,
+    key_positions,
+    lookup_mentions,
+    masked_entity_scores,
+    mention_space,
+    read_mentions,
+)
 from encoder.model.state import DocumentState
 
 
@@ -31,6 +40,13 @@ def pad_sequences(seqs: Sequence[Tensor], pad_id: int) -> tuple[Tensor, Tensor]:
         [s.reshape(-1).long().cpu() for s in seqs], batch_first=True, padding_value=pad_id
     )  # (B, n)
     return ids, lengths
+
+
+def marker_entities(ids: Tensor, config: ReaderConfig) -> Tensor:
+    """Each token's entity read off its marker (-1 for other words): right for a document of
+    at most E entities; beyond, a marker's id is its entity modulo E and the caller says."""
+    slots = ids.long() - config.entity_offset
+    return torch.where((slots >= 0) & (slots < config.max_entities), slots, -1)
 
 
 def _length_mask(lengths: Tensor, n: int) -> Tensor:
@@ -72,6 +88,19 @@ class Reader(nn.Module):
         self.doc_gru = nn.GRU(config.embed_dim, k, batch_first=True)
         self.query_gru = nn.GRU(config.embed_dim, k, batch_first=True)
         self.attention: Attention = build_attention(config.mode, k, config.length_norm)
+        if config.mode == "mentions":
+            # The question's side of the mention keys' bilinear score (encoder.pointer); the
+            # identity at first, so a reader started from softmax's GRUs scores as H q does.
+            self.pointer = nn.Linear(k, k)
+            with torch.no_grad():
+                self.pointer.weight.copy_(torch.eye(k))
+                self.pointer.bias.zero_()
+        else:
+            self._init_output_layer(config)
+
+    def _init_output_layer(self, config: ReaderConfig) -> None:
+        """scores = W_o tanh(W_r R + W_q q) over the E slots (+ the mention prior)."""
+        k = config.hidden_size
         self.W_r = nn.Linear(k, k)
         self.W_q = nn.Linear(k, k, bias=False)  # W_r already carries the bias
         if config.output == "markers":
@@ -86,11 +115,11 @@ class Reader(nn.Module):
 
     @property
     def device(self) -> torch.device:
-        return self.W_r.weight.device
+        return self.embedding.weight.device
 
     @property
     def dtype(self) -> torch.dtype:
-        return self.W_r.weight.dtype
+        return self.embedding.weight.dtype
 
     def _logits(self, hidden: Tensor) -> Tensor:
         """hidden (B, k) -> (B, E): by slot, or by the markers' own embeddings."""
@@ -161,13 +190,44 @@ class Reader(nn.Module):
         doc_lengths: Tensor,  # (B,) >= 1
         query_ids: Tensor,  # (B, m)
         query_lengths: Tensor,  # (B,)
-        candidate_mask: Tensor,  # (B, E) True = candidate
+        candidate_mask: Tensor,  # (B, E) True = candidate; mentions: (B, S) over entities
+        doc_entities: Tensor | None = None,  # (B, n) mentions: entity of each token, -1 none
     ) -> Tensor:
-        H, mask, h_last = self._run_gru(self.doc_gru, doc_ids, doc_lengths)  # (B, n, k)
+        # Questions about one document share its pass: each distinct document is read once.
+        unique, rows = torch.unique(doc_ids, dim=0, return_inverse=True)  # (U, n), (B,)
+        if len(unique) < len(doc_ids):
+            lengths = doc_lengths.new_zeros(len(unique)).scatter_(0, rows, doc_lengths)
+            H, mask, h_last = self._run_gru(self.doc_gru, unique, lengths)  # (U, n, k)
+            H, mask, h_last = H[rows], mask[rows], h_last[rows]  # (B, n, k)
+        else:
+            H, mask, h_last = self._run_gru(self.doc_gru, doc_ids, doc_lengths)  # (B, n, k)
         _, _, q = self._run_gru(self.query_gru, query_ids, query_lengths)  # (B, k)
+        if self.config.mode == "mentions":
+            return self._mention_forward(H, doc_ids, doc_lengths, q, candidate_mask, doc_entities)
         R = self.attention(H, mask, h_last, q)  # (B, k)
         mentions = self.mentions(doc_ids) if self.config.mention_prior else None
         return self._scores(R, q, candidate_mask, mentions)  # (B, E)
+
+    def _mention_forward(
+        self,
+        H: Tensor,
+        doc_ids: Tensor,
+        lengths: Tensor,
+        q: Tensor,
+        candidate_mask: Tensor,
+        doc_entities: Tensor | None,
+    ) -> Tensor:
+        """The mentions mode's scores (B, S) over entity indices (encoder.pointer)."""
+        if doc_entities is None:
+            doc_entities = marker_entities(doc_ids, self.config).masked_fill(
+                ~_length_mask(lengths, doc_ids.shape[1]), -1
+            )
+        n = H.shape[1]
+        logits = torch.einsum("bnk,bk->bn", H, self.pointer(q))  # (B, n) every token's key
+        keyed = logits.gather(1, key_positions(lengths, n, self.config.mention_offset))
+        very_negative = max(torch.finfo(keyed.dtype).min, torch.finfo(torch.float32).min) / 2
+        scores = entity_scores(keyed, doc_entities, candidate_mask.shape[1], very_negative)
+        return scores.masked_fill(~candidate_mask.bool(), very_negative)  # (B, S)
 
     # ---- reading and answering: the general path (any device, any dtype) ------------------
 
@@ -197,11 +257,20 @@ class Reader(nn.Module):
         if state.mode != self.config.mode:
             raise ValueError(f"state is for mode {state.mode!r}, model is {self.config.mode!r}")
 
-    def encode_documents(self, docs: Sequence[Tensor]) -> list[DocumentState]:
-        """Read each document once: one DocumentState per document, in this model's mode."""
+    def encode_documents(
+        self, docs: Sequence[Tensor], entities: Sequence[Tensor] | None = None
+    ) -> list[DocumentState]:
+        """Read each document once: one DocumentState per document, in this model's mode.
+        The mentions mode needs each token's entity index (-1 for other words) in `entities`."""
         if len(docs) == 0:
             return []
         ids, lengths = pad_sequences(docs, self.config.pad_id)  # (B, n), (B,)
+        if self.config.mode == "mentions":
+            if entities is None:
+                entities = [marker_entities(d.reshape(-1), self.config) for d in docs]
+            if [len(e) for e in entities] != [len(d) for d in docs]:
+                raise ValueError("entities must give one entity index (or -1) per token")
+            return self._encode_mentions(ids, lengths, [e.reshape(-1) for e in entities])
         with self._serving():
             ids, lengths = ids.to(self.device), lengths.to(self.device)
             H, mask, h_last = self._run_gru(self.doc_gru, ids, lengths)  # (B, n, k)
@@ -216,10 +285,36 @@ class Reader(nn.Module):
             for n, h, memory in zip(lengths.tolist(), h_last, memories, strict=True)
         ]
 
-    def extend(self, state: DocumentState, new_ids: Tensor) -> DocumentState:
+    def _encode_mentions(
+        self, ids: Tensor, lengths: Tensor, entities: list[Tensor]
+    ) -> list[DocumentState]:
+        with self._serving():
+            H, _, h_last = self._run_gru(
+                self.doc_gru, ids.to(self.device), lengths.to(self.device)
+            )  # (B, n, k)
+            states = []
+            for b, n in enumerate(lengths.tolist()):
+                keys, mentions = read_mentions(
+                    H[b], n, entities[b].to(self.device), self.config.mention_offset
+                )
+                states.append(
+                    DocumentState(
+                        mode="mentions",
+                        n=int(n),
+                        last_hidden=cpu_float32_copy(h_last[b]),
+                        memory=cpu_float32_copy(keys),
+                        mentions=mentions.cpu(),
+                    )
+                )
+        return states
+
+    def extend(
+        self, state: DocumentState, new_ids: Tensor, new_entities: Tensor | None = None
+    ) -> DocumentState:
         """Append tokens without re-reading: continue GRU_d from h_n and grow the memory.
 
-        Equals encoding the whole text at once (C + Σ_new f_t f_tᵀ; H with new rows).
+        Equals encoding the whole text at once (C + Σ_new f_t f_tᵀ; H with new rows; the
+        mentions mode: new keys, and keys for the mentions that waited for these tokens).
         """
         self._check_mode(state)
         new_ids = new_ids.reshape(-1).long()
@@ -231,6 +326,25 @@ class Reader(nn.Module):
             h0 = self._state_tensor(state.last_hidden).reshape(1, 1, -1)  # (layers, B, k)
             H, _, h_last = self._run_gru(self.doc_gru, ids, lengths, h0)  # (1, t, k)
             memory = None if state.memory is None else self._state_tensor(state.memory)
+            if self.config.mode == "mentions":
+                assert memory is not None and state.mentions is not None
+                keys, mentions = append_mentions(
+                    memory,
+                    state.mentions,
+                    state.n,
+                    H[0],
+                    marker_entities(new_ids, self.config)
+                    if new_entities is None
+                    else new_entities.reshape(-1).long(),
+                    self.config.mention_offset,
+                )
+                return DocumentState(
+                    mode=state.mode,
+                    n=state.n + int(new_ids.numel()),
+                    last_hidden=cpu_float32_copy(h_last[0]),
+                    memory=cpu_float32_copy(keys),
+                    mentions=mentions.cpu(),
+                )
             memory = self.attention.append(memory, H[0])
         return DocumentState(
             mode=state.mode,
@@ -254,12 +368,18 @@ class Reader(nn.Module):
         return cpu_float32_copy(q)
 
     def lookup(self, state: DocumentState, query_vectors: Tensor) -> Tensor:
-        """Many questions against one document: Q (m, k) -> R (m, k), the state used once."""
+        """Many questions against one document: Q (m, k) -> R (m, k), the state used once.
+        The mentions mode scores the entities here already: (m, max(E, entities named))."""
         self._check_mode(state)
         with self._serving():
             memory = None if state.memory is None else self._state_tensor(state.memory)
-            h_last = self._state_tensor(state.last_hidden)  # (k,)
             Q = self._state_tensor(query_vectors)  # (m, k)
+            if self.config.mode == "mentions":
+                assert memory is not None and state.mentions is not None
+                pointer = (self.pointer.weight, self.pointer.bias)
+                space = mention_space(state, self.config.max_entities)
+                return cpu_float32_copy(lookup_mentions(memory, state.mentions, Q, pointer, space))
+            h_last = self._state_tensor(state.last_hidden)  # (k,)
             R = self.attention.lookup(memory, state.n, h_last, Q)  # (m, k)
         return cpu_float32_copy(R)
 
@@ -272,7 +392,10 @@ class Reader(nn.Module):
     ) -> Tensor:
         """R (m, k), Q (m, k), candidate_mask (m, E), mentions (E,) or (m, E): the document's
         count of each entity (see `mentions`; None when unknown: no prior) -> scores (m, E) =
-        W_o tanh(W_r R + W_q q) (+ the mention prior, see `Reader`)."""
+        W_o tanh(W_r R + W_q q) (+ the mention prior, see `Reader`). The mentions mode's
+        lookup gave the scores already: they are masked to the candidates (m, E) here."""
+        if self.config.mode == "mentions":
+            return masked_entity_scores(R, candidate_mask)
         with self._serving():
             scores = self._scores(
                 self._state_tensor(R),

@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from encoder.model.pointer import lookup_mentions, masked_entity_scores, mention_space
 from encoder.model.reader import Reader, cpu_float32_copy
 from encoder.model.state import DocumentState
 
@@ -135,12 +136,16 @@ class ServingReader:
         with torch.inference_mode():  # builds the tables, compiles the steps, warms up
             self._encode_queries([torch.tensor([reader.config.pad_id])])
 
-    def encode_documents(self, docs: Sequence[Tensor]) -> list[DocumentState]:
+    def encode_documents(
+        self, docs: Sequence[Tensor], entities: Sequence[Tensor] | None = None
+    ) -> list[DocumentState]:
         """The reader's own: a document is read once, the GRU module is the fast way."""
-        return self.reader.encode_documents(docs)
+        return self.reader.encode_documents(docs, entities)
 
-    def extend(self, state: DocumentState, new_ids: Tensor) -> DocumentState:
-        return self.reader.extend(state, new_ids)
+    def extend(
+        self, state: DocumentState, new_ids: Tensor, new_entities: Tensor | None = None
+    ) -> DocumentState:
+        return self.reader.extend(state, new_ids, new_entities)
 
     # ---- questions -------------------------------------------------------------------------
 
@@ -216,6 +221,12 @@ class ServingReader:
         memory, Q = state.memory, query_vectors
         if Q.dtype is not _F32 or not Q.is_cpu:
             Q = Q.to("cpu", _F32)
+        if state.mentions is not None:  # mentions: the entities' scores (m, S)
+            assert memory is not None
+            pointer = self.reader.pointer
+            space = mention_space(state, self.config.max_entities)
+            keys = _cpu_float32(memory)
+            return lookup_mentions(keys, state.mentions, Q, (pointer.weight, pointer.bias), space)
         if memory is None:  # none: R is the last state
             return self._attention_lookup(None, state.n, _cpu_float32(state.last_hidden), Q)
         if memory.dtype is not _F32 or not memory.is_cpu:
@@ -236,6 +247,8 @@ class ServingReader:
             with torch.inference_mode():
                 scores = self.score(R, query_vectors, candidate_mask, mentions)
             return cpu_float32_copy(scores)
+        if self._mode == "mentions":  # the lookup scored the entities already
+            return masked_entity_scores(R, candidate_mask)
         reader = self.reader
         W_r = reader.W_r
         pre = torch.addmm(

@@ -25,7 +25,9 @@ class DocumentState:
     mode: Mode
     n: int  # tokens read so far
     last_hidden: torch.Tensor  # (k,) GRU state after the last token
-    memory: torch.Tensor | None  # linear/gated: C (k, k); softmax: H (n, k); none: None
+    memory: torch.Tensor | None  # linear/gated: C (k, k); softmax: H (n, k); mentions: K (M, k)
+    # mentions: (M, 2) int32, each mention's entity index and token position (encoder.model.pointer)
+    mentions: torch.Tensor | None = None
 
     @property
     def k(self) -> int:

@@ -18,6 +18,10 @@ from encoder.model.vocab import Vocabulary
 from encoder.text.tokens import entity_index, tokenize
 from encoder.training.data.questions import Question
 
+# The entity indices the mentions mode is trained and evaluated over: every entity a data set
+# question can name (the data builder keeps windows of at most this many).
+POINTER_ENTITIES = 256
+
 
 @dataclass
 class Encoded:
@@ -25,14 +29,24 @@ class Encoded:
 
     docs: list[Tensor]  # 1-D long
     queries: list[Tensor]
-    answers: Tensor  # (N,) slot index
-    candidates: Tensor  # (N, E) bool
+    answers: Tensor  # (N,) slot index (mentions mode: entity index)
+    candidates: Tensor  # (N, E) bool (mentions mode: (N, S) over entity indices)
+    # mentions mode: each token's entity index, -1 for other words (its marker's input id is
+    # that index modulo E: the marker embeddings are features, the answer points at mentions)
+    doc_entities: list[Tensor] | None = None
+    query_entities: list[Tensor] | None = None
 
     def __len__(self) -> int:
         return len(self.docs)
 
 
-def encode_questions(questions: Sequence[Question], vocab: Vocabulary) -> Encoded:
+def encode_questions(
+    questions: Sequence[Question], vocab: Vocabulary, entity_space: int | None = None
+) -> Encoded:
+    """Questions as ids. With entity_space S (the mentions mode) every entity up to S can be
+    the answer, whatever the vocabulary's E markers: marker i reads as marker i mod E."""
+    if entity_space is not None:
+        return _encode_pointed(questions, vocab, entity_space)
     E = vocab.max_entities
     answers = torch.empty(len(questions), dtype=torch.long)
     candidates = torch.zeros(len(questions), E, dtype=torch.bool)
@@ -53,6 +67,36 @@ def encode_questions(questions: Sequence[Question], vocab: Vocabulary) -> Encode
     return Encoded(docs, queries, answers, candidates)
 
 
+def _marked_ids(tokens: list[str], vocab: Vocabulary) -> tuple[Tensor, Tensor]:
+    """Token ids and each token's entity index (-1 for other words); marker i -> marker i mod E."""
+    E, offset = vocab.max_entities, vocab.entity_offset
+    ids = vocab.encode(tokens)
+    entities = [entity_index(t) for t in tokens]
+    ids = [i if e is None else offset + e % E for i, e in zip(ids, entities, strict=True)]
+    marks = [-1 if e is None else e for e in entities]
+    return torch.tensor(ids, dtype=torch.long), torch.tensor(marks, dtype=torch.long)
+
+
+def _encode_pointed(questions: Sequence[Question], vocab: Vocabulary, space: int) -> Encoded:
+    answers = torch.empty(len(questions), dtype=torch.long)
+    candidates = torch.zeros(len(questions), space, dtype=torch.bool)
+    docs, queries, doc_entities, query_entities = [], [], [], []
+    for i, q in enumerate(questions):
+        slot = entity_index(q.answer)
+        if slot is None or slot >= space:
+            raise ValueError(f"{q.id}: answer {q.answer} beyond the {space} entities kept")
+        answers[i] = slot
+        slots = [entity_index(c) for c in q.candidates]
+        candidates[i, [s for s in slots if s is not None and s < space]] = True
+        ids, marks = _marked_ids(tokenize(q.document), vocab)
+        docs.append(ids)
+        doc_entities.append(marks.clamp(max=space - 1))
+        ids, marks = _marked_ids(tokenize(q.query), vocab)
+        queries.append(ids)
+        query_entities.append(marks.clamp(max=space - 1))
+    return Encoded(docs, queries, answers, candidates, doc_entities, query_entities)
+
+
 @dataclass
 class Batch:
     doc_ids: Tensor  # (B, n)
@@ -61,13 +105,60 @@ class Batch:
     query_lengths: Tensor  # (B,)
     candidate_mask: Tensor  # (B, E)
     answers: Tensor  # (B,)
+    doc_entities: Tensor | None = None  # (B, n) mentions mode, -1 off mentions and padding
+    query_entities: Tensor | None = None  # (B, m)
 
 
 def make_batch(data: Encoded, idx: Sequence[int], pad_id: int) -> Batch:
     doc_ids, doc_lengths = pad_sequences([data.docs[i] for i in idx], pad_id)
     query_ids, query_lengths = pad_sequences([data.queries[i] for i in idx], pad_id)
+    doc_entities = query_entities = None
+    if data.doc_entities is not None and data.query_entities is not None:
+        doc_entities = _pad_entities([data.doc_entities[i] for i in idx])
+        query_entities = _pad_entities([data.query_entities[i] for i in idx])
     return Batch(
-        doc_ids, doc_lengths, query_ids, query_lengths, data.candidates[idx], data.answers[idx]
+        doc_ids,
+        doc_lengths,
+        query_ids,
+        query_lengths,
+        data.candidates[idx],
+        data.answers[idx],
+        doc_entities,
+        query_entities,
+    )
+
+
+def _pad_entities(rows: list[Tensor]) -> Tensor:
+    return torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=-1)
+
+
+def permute_mentions(batch: Batch, offset: int, E: int, generator: torch.Generator) -> Batch:
+    """The mentions mode's renumbering: each example's entities take a random permutation of
+    the S entity indices, and their markers read as the new index mod E."""
+    assert batch.doc_entities is not None and batch.query_entities is not None
+    S = batch.candidate_mask.shape[1]
+    # one permutation per document, so questions about one document still share its pass
+    unique, rows = torch.unique(batch.doc_ids, dim=0, return_inverse=True)
+    perm = torch.stack([torch.randperm(S, generator=generator) for _ in range(len(unique))])
+    perm = perm[rows]  # (B, S)
+
+    def remap(ids: Tensor, entities: Tensor) -> tuple[Tensor, Tensor]:
+        new = perm.gather(1, entities.clamp(min=0))
+        is_entity = entities >= 0
+        return torch.where(is_entity, offset + new % E, ids), torch.where(is_entity, new, -1)
+
+    doc_ids, doc_entities = remap(batch.doc_ids, batch.doc_entities)
+    query_ids, query_entities = remap(batch.query_ids, batch.query_entities)
+    mask = torch.zeros_like(batch.candidate_mask).scatter_(1, perm, batch.candidate_mask)
+    return Batch(
+        doc_ids,
+        batch.doc_lengths,
+        query_ids,
+        batch.query_lengths,
+        mask,
+        perm.gather(1, batch.answers.unsqueeze(1)).squeeze(1),
+        doc_entities,
+        query_entities,
     )
 
 
@@ -79,10 +170,12 @@ def permute_entities(
     Drawing from all E slots (not only the used ones) trains every slot, so a long document
     whose entities fill slots far beyond a training window's can still be answered.
     """
-    B, E = batch.candidate_mask.shape
-    perm = torch.empty(B, E, dtype=torch.long)  # (B, E): old slot -> new slot
-    for b in range(B):
-        ids = torch.cat([batch.doc_ids[b], batch.query_ids[b]]) - offset
+    E = batch.candidate_mask.shape[1]
+    # One permutation per document, so questions about one document still share its pass.
+    unique, rows = torch.unique(batch.doc_ids, dim=0, return_inverse=True)  # (U, n), (B,)
+    perm = torch.empty(len(unique), E, dtype=torch.long)  # (U, E): old slot -> new slot
+    for b in range(len(unique)):
+        ids = torch.cat([unique[b], *batch.query_ids[rows == b]]) - offset
         used = torch.unique(ids[(ids >= 0) & (ids < E)])
         unused = torch.ones(E, dtype=torch.bool)
         unused[used] = False
@@ -94,6 +187,7 @@ def permute_entities(
         # used slots take the first targets, the rest fill the remaining slots (a permutation)
         perm[b, used] = targets[: len(used)]
         perm[b, unused] = targets[len(used) :]
+    perm = perm[rows]  # (B, E)
 
     def remap(ids: Tensor) -> Tensor:
         slot = ids - offset  # (B, L)
@@ -124,6 +218,12 @@ def spread_entities(data: Encoded, offset: int, pad_id: int, generator: torch.Ge
     )
 
 
+def document_key(doc: Tensor) -> int:
+    """A batching key: the document's length first, then its content, so that the questions
+    about one document sort next to each other and share a batch (and its pass)."""
+    return len(doc) << 32 | (hash(tuple(doc[:64].tolist())) & 0xFFFFFFFF)
+
+
 def batches(
     n: int, batch_size: int, lengths: Sequence[int], generator: torch.Generator | None
 ) -> Iterator[list[int]]:
@@ -152,4 +252,12 @@ def concat(parts: Sequence[Encoded]) -> Encoded:
         queries=[q for p in parts for q in p.queries],
         answers=torch.cat([p.answers for p in parts]),
         candidates=torch.cat([p.candidates for p in parts]),
+        doc_entities=_joined([p.doc_entities for p in parts]),
+        query_entities=_joined([p.query_entities for p in parts]),
     )
+
+
+def _joined(parts: Sequence[list[Tensor] | None]) -> list[Tensor] | None:
+    if any(p is None for p in parts):
+        return None
+    return [t for p in parts if p is not None for t in p]

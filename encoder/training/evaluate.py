@@ -11,7 +11,7 @@ from encoder.model.checkpoint import Checkpoint, load_checkpoint
 from encoder.text.anonymise import anonymise_document, prepare_question
 from encoder.text.entities import name_key
 from encoder.text.tokens import entity_index, entity_marker
-from encoder.training.batches import encode_questions
+from encoder.training.batches import POINTER_ENTITIES, encode_questions
 from encoder.training.data.questions import (
     DataError,
     Question,
@@ -43,6 +43,13 @@ class Evaluation:
         return asdict(self)
 
 
+def entity_reach(ckpt: Checkpoint) -> int:
+    """How many entities of a document the reader can answer with: its E slots, or (the
+    mentions mode, which points at mentions) every entity the data builder numbers."""
+    config = ckpt.model.config
+    return POINTER_ENTITIES if config.mode == "mentions" else config.max_entities
+
+
 def read_any_questions(
     path: str | os.PathLike[str], ckpt: Checkpoint, exclude_named: bool = True
 ) -> tuple[list[Question], int]:
@@ -59,7 +66,7 @@ def read_any_questions(
     the question names): they count as wrong.
     """
     window = ckpt.query_window
-    E = ckpt.model.config.max_entities
+    E = entity_reach(ckpt)
     questions: list[Question] = []
     not_entities = 0
     for lineno, raw in json_lines(path):
@@ -114,7 +121,8 @@ def evaluate(
     questions, not_entities = read_any_questions(data_path, ckpt, exclude_named)
     if not questions and not not_entities:
         raise DataError(f"{data_path} holds no questions (an empty file, or blank lines only)")
-    data = encode_questions(questions, ckpt.vocab)
+    pointed = ckpt.model.config.mode == "mentions"
+    data = encode_questions(questions, ckpt.vocab, POINTER_ENTITIES if pointed else None)
     total = len(questions) + not_entities
     acc = accuracy(ckpt.model, data, progress) * len(questions) / max(1, total)
     b = baselines(questions)

@@ -8,7 +8,9 @@ import torch
 from torch import Tensor
 
 from encoder.model.reader import Reader
-from encoder.training.batches import Encoded, batches, make_batch
+from encoder.training.batches import Encoded, batches, document_key, make_batch
+
+BATCH_TOKENS = 64_000  # document tokens a batch of predictions may hold
 
 # Wraps the batches of a long pass (evaluation) to show progress: a tqdm bar, say.
 Progress = Callable[[list[list[int]]], Iterable[list[int]]]
@@ -22,7 +24,10 @@ def predict(
     was_training = model.training
     model.eval()
     out = torch.empty(len(data), dtype=torch.long)
-    lengths = [len(d) for d in data.docs]
+    lengths = [document_key(d) for d in data.docs]
+    # Bounded in tokens as well: 128 questions of 5,000 tokens would hold gigabytes of states.
+    longest = max(len(d) for d in data.docs)
+    batch_size = max(1, min(batch_size, BATCH_TOKENS // longest))
     chunks = list(batches(len(data), batch_size, lengths, None))
     for idx in progress(chunks) if progress is not None else chunks:
         b = make_batch(data, idx, model.config.pad_id)
@@ -33,6 +38,7 @@ def predict(
             b.query_ids.to(d),
             b.query_lengths.to(d),
             b.candidate_mask.to(d),
+            None if b.doc_entities is None else b.doc_entities.to(d),
         )
         out[idx] = scores.argmax(dim=1).cpu()
     model.train(was_training)

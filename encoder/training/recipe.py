@@ -37,6 +37,7 @@ class ModelShape:
     length_norm: str = "n"
     output: str = "slots"
     mention_prior: bool = False
+    mention_offset: int = 3  # the mentions mode's key offset (ReaderConfig.mention_offset)
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,15 @@ from encoder.model.reader import Reader
 from encoder.model.vocab import Vocabulary
 from encoder.text.tokens import tokenize
 from encoder.training.batches import (
+    POINTER_ENTITIES,
     Encoded,
     batches,
     concat,
+    document_key,
     encode_questions,
     make_batch,
     permute_entities,
+    permute_mentions,
     spread_entities,
 )
 from encoder.training.data.questions import numbered_as_served, read_questions
@@ -37,6 +40,8 @@ from encoder.training.warm_start import check_same_shape, init_checkpoint, load_
 
 RESUME_FORMAT = 2
 PRIOR_LR_SCALE = 10.0  # the mention prior's weight learns this many times faster
+POINTER_LR_SCALE = 3.0  # the mentions mode's new pointer, beside GRUs trained already
+MENTION_OFFSET = ReaderConfig.mention_offset  # the field's default
 
 
 @dataclass(frozen=True)
@@ -189,9 +194,10 @@ def train_recipe(
             min_count=recipe.min_count,
         )
     )
-    train_data = {p: encode_questions(qs, vocab) for p, qs in train_sets.items()}
-    valid_data = {p: encode_questions(qs, vocab) for p, qs in valid_sets.items()}
-    if recipe.entity_slots == "all":
+    space = POINTER_ENTITIES if mode == "mentions" else None
+    train_data = {p: encode_questions(qs, vocab, space) for p, qs in train_sets.items()}
+    valid_data = {p: encode_questions(qs, vocab, space) for p, qs in valid_sets.items()}
+    if recipe.entity_slots == "all" and space is None:
         # Validation's names take slots 0..n-1, where a reader trained on the used slots only
         # already answers; spread once (fixed seed) into all E, they select for what training
         # asks: answering from any slot, as a document with many names needs.
@@ -211,8 +217,10 @@ def train_recipe(
         pad_id=vocab.pad_id,
         length_norm=shape.length_norm,  # type: ignore[arg-type]
         output=shape.output,  # type: ignore[arg-type]
-        mention_prior=shape.mention_prior,
+        mention_prior=shape.mention_prior and mode != "mentions",
         entity_offset=vocab.entity_offset,
+        # a field of the mentions mode only: the other readers keep their configs (and ids)
+        mention_offset=shape.mention_offset if mode == "mentions" else MENTION_OFFSET,
     )
     model = Reader(config)
     if start is not None:
@@ -233,7 +241,13 @@ def train_recipe(
         for n, p in model.named_parameters()
         if not n.startswith("embedding.") and n != "mention_weight"
     ]
+    if mode == "mentions":
+        # going on from another mode's GRUs: the new pointer learns faster at first
+        pointer = [model.pointer.weight, model.pointer.bias]
+        other_params = [p for p in other_params if all(p is not q for q in pointer)]
     groups: list[dict[str, Any]] = [{"params": other_params}]
+    if mode == "mentions":
+        groups.append({"params": pointer, "lr_scale": POINTER_LR_SCALE})
     if config.mention_prior:
         # One scalar: Adam moves it by about lr a step, too slowly for a few epochs of going on
         # from a reader without it.
@@ -346,12 +360,19 @@ def train_recipe(
             while pos.batch < len(pos.order):
                 idx = pos.order[pos.batch]
                 b = make_batch(data, idx, vocab.pad_id)
-                if recipe.shuffle_entities:
+                if recipe.shuffle_entities and space is not None:
+                    b = permute_mentions(b, vocab.entity_offset, vocab.max_entities, generator)
+                elif recipe.shuffle_entities:
                     b = permute_entities(
                         b, vocab.entity_offset, generator, recipe.entity_slots == "all"
                     )
                 scores = model(
-                    b.doc_ids, b.doc_lengths, b.query_ids, b.query_lengths, b.candidate_mask
+                    b.doc_ids,
+                    b.doc_lengths,
+                    b.query_ids,
+                    b.query_lengths,
+                    b.candidate_mask,
+                    b.doc_entities,
                 )
                 loss = loss_fn(scores, b.answers)
                 optimizer.zero_grad(set_to_none=True)
@@ -436,7 +457,7 @@ def _epoch_order(
         take = min(n, round(n * share))
         chosen += [offset + i for i in torch.randperm(n, generator=generator)[:take].tolist()]
         offset += n
-    lengths_all = [len(d) for p, _ in stage.data for d in train_data[p].docs]
+    lengths_all = [document_key(d) for p, _ in stage.data for d in train_data[p].docs]
     lengths = [lengths_all[i] for i in chosen]
     return [[chosen[j] for j in b] for b in batches(len(chosen), batch_size, lengths, generator)]
 

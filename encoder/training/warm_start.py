@@ -15,7 +15,10 @@ from encoder.model.modes import Mode
 from encoder.model.reader import MENTION_PRIOR_WEIGHTS, Reader
 from encoder.training.recipe import Recipe, RecipeError
 
-GATE_OPENED = ("linear", "gated")  # the one start from another mode's reader (open_gate)
+GATE_OPENED = ("linear", "gated")  # a start from another mode's reader (open_gate)
+# The mentions mode goes on from softmax's GRUs and embeddings; its pointer starts as H q.
+POINTED = ("softmax", "mentions")
+OUTPUT_LAYER = ("W_r.", "W_q.", "W_o.", "W_p.", "b_o", *MENTION_PRIOR_WEIGHTS)
 GATE_OPEN_BIAS = 5.0  # sigmoid(5) = 0.993: the gate starts (almost) fully open
 
 
@@ -27,7 +30,7 @@ def init_checkpoint(recipe: Recipe, mode: Mode) -> Checkpoint | None:
         raise RecipeError(f"the recipe starts from {path}, which does not exist")
     start = load_checkpoint(path)
     wanted = recipe.init_from.get(mode, mode)
-    if wanted != mode and (wanted, mode) != GATE_OPENED:
+    if wanted != mode and (wanted, mode) not in (GATE_OPENED, POINTED):
         raise RecipeError(f"a {mode} reader cannot start from a {wanted} one")
     if start.model.config.mode != wanted:
         raise RecipeError(f"{path} holds a {start.model.config.mode} reader, not {wanted}")
@@ -42,6 +45,8 @@ def check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | Non
         keep.add("mention_prior")
     if (start.mode, config.mode) == GATE_OPENED:
         keep.add("mode")
+    if (start.mode, config.mode) == POINTED:
+        keep |= {"mode", "mention_prior", "mention_offset", "output", "max_entities"}
     a = {k: v for k, v in asdict(start).items() if k not in keep}
     b = {k: v for k, v in asdict(config).items() if k not in keep}
     if a != b:
@@ -52,8 +57,11 @@ def check_same_shape(start: ReaderConfig, config: ReaderConfig, path: Path | Non
 def load_start(model: Reader, start: Reader) -> None:
     """The starting reader's weights; only a mention prior it lacked may stay as initialised,
     and a gated reader started from a linear one gets its gate, open (see open_gate)."""
-    missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
-    allowed = set(MENTION_PRIOR_WEIGHTS)
+    weights = start.state_dict()
+    if (start.config.mode, model.config.mode) == POINTED:
+        weights = {k: v for k, v in weights.items() if not k.startswith(OUTPUT_LAYER)}
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    allowed = set(MENTION_PRIOR_WEIGHTS) | {"pointer.weight", "pointer.bias"}
     opening = (start.config.mode, model.config.mode) == GATE_OPENED
     if opening:
         allowed |= {"attention.gate.weight", "attention.gate.bias"}

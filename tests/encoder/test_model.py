@@ -254,16 +254,21 @@ def test_lookup_path_equals_forward(mode: Mode) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_many_queries_against_one_document_equal_one_by_one(mode: Mode) -> None:
     model = reader(mode)
-    (state,) = model.encode_documents([tokens(10, seed=14)])
+    doc = tokens(10, seed=14)
+    doc[[2, 6]] = torch.tensor([3, 4])  # two entity markers: mentions for the mentions mode
+    (state,) = model.encode_documents([doc])
     Q = model.encode_queries([tokens(n, seed=90 + n) for n in (2, 5, 3, 7, 1)])  # (m, k)
-    R = model.lookup(state, Q)  # (m, k)
-    assert R.shape == (5, K)
+    R = model.lookup(state, Q)  # (m, k); mentions: entity scores (m, E)
+    assert R.shape == (5, E if mode == "mentions" else K)
     for i in range(5):
         torch.testing.assert_close(
             R[i : i + 1], model.lookup(state, Q[i : i + 1]), atol=1e-6, rtol=0
         )
     if mode == "none":
         assert torch.equal(R, state.last_hidden.expand(5, K))
+    elif mode == "mentions":  # the document's mentions score differently for each question
+        named = state.mentions[:, 0].long().unique()
+        assert not torch.allclose(R[0, named], R[1, named], atol=1e-4)
     else:  # attention reads the document differently for different questions
         assert not torch.allclose(R[0], R[1], atol=1e-4)
 

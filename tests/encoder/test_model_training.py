@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from encoder.model.config import ReaderConfig
-from encoder.model.modes import MODES, Mode
+from encoder.model.modes import READOUT_MODES, Mode
 from encoder.model.reader import Reader
 
 E = 4  # entity token ids 1..E stand for slots 0..E-1
@@ -34,11 +34,17 @@ def toy_batch(g: torch.Generator) -> tuple[Tensor, Tensor, Tensor, Tensor, Tenso
     return doc_ids, doc_lengths, query_ids, query_lengths, mask, answers
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", READOUT_MODES)  # the mentions mode: test_mentions_mode.py
 def test_training_lowers_the_loss(mode: Mode) -> None:
     torch.manual_seed(0)
     config = ReaderConfig(
-        mode=mode, vocab_size=VOCAB, embed_dim=8, hidden_size=16, max_entities=E, dropout=0.0
+        mode=mode,
+        vocab_size=VOCAB,
+        embed_dim=8,
+        hidden_size=16,
+        max_entities=E,
+        dropout=0.0,
+        entity_offset=1,  # the toy's entity tokens (the mentions mode points at them)
     )
     model = Reader(config).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.02)

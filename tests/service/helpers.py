@@ -43,14 +43,15 @@ def build_checkpoints(
             hidden_size=HIDDEN,
             max_entities=max_entities,
             dropout=0.0,
-            mention_prior=True,
+            mention_prior=mode != "mentions",  # that mode points at the mentions themselves
         )
         reader = Reader(config).eval()
-        with torch.no_grad():
-            # Large enough that an answer route which dropped or miscounted the document's
-            # mentions would no longer match the forward pass (which counts its markers).
-            reader.mention_weight.fill_(1.0)
-            reader.mention_gate.normal_(0.0, 0.3)
+        if config.mention_prior:
+            with torch.no_grad():
+                # Large enough that an answer route which dropped or miscounted the document's
+                # mentions would no longer match the forward pass (which counts its markers).
+                reader.mention_weight.fill_(1.0)
+                reader.mention_gate.normal_(0.0, 0.3)
         save_checkpoint(directory / f"{mode}.pt", reader, vocab, meta or {"test": True})
     return directory
 

@@ -1,5 +1,6 @@
 import struct
 import zlib
+from dataclasses import replace
 
 import pytest
 import torch
@@ -34,8 +35,11 @@ def assert_float16_close(decoded: torch.Tensor, original: torch.Tensor) -> None:
 def test_float32_round_trip_is_exact(mode: str, k: int, n: int, seed: int, model_id: str) -> None:
     state = make_state(mode, k, n, seed)
     data = encode_state(state, model_id=model_id, dtype="float32")
+    m = (n + 2) // 3  # make_state's mentions: every third token
     kept = {"none": 0, "linear": k * (k + 1) // 2, "gated": k * (k + 1) // 2, "softmax": n * k}
-    assert len(data) == HEADER_BYTES + len(model_id.encode()) + 4 * (k + kept[mode])
+    kept["mentions"] = m * k
+    pairs = 4 + 8 * m if mode == "mentions" else 0  # the count, then (entity, position) pairs
+    assert len(data) == HEADER_BYTES + len(model_id.encode()) + pairs + 4 * (k + kept[mode])
     decoded = decode_state(data)
     assert (decoded.model_id, decoded.dtype) == (model_id, "float32")
     got = decoded.state
@@ -45,6 +49,10 @@ def test_float32_round_trip_is_exact(mode: str, k: int, n: int, seed: int, model
         assert got.memory is None
     else:
         assert got.memory is not None and torch.equal(got.memory, state.memory)
+    if state.mentions is None:
+        assert got.mentions is None
+    else:
+        assert got.mentions is not None and torch.equal(got.mentions, state.mentions)
 
 
 @FAST
@@ -61,7 +69,7 @@ def test_float16_round_trip_within_float16_precision(
 ) -> None:
     made = make_state(mode, k, n, seed, magnitude)
     # A GRU's last hidden state lies in (-1, 1); only the memory grows with n.
-    state = DocumentState(made.mode, n, torch.tanh(made.last_hidden), made.memory)
+    state = replace(made, last_hidden=torch.tanh(made.last_hidden))
     decoded = decode_state(encode_state(state, model_id=MODEL_ID, dtype="float16"))
     got = decoded.state
     assert decoded.dtype == "float16" and (got.mode, got.n, got.k) == (mode, n, k)

@@ -1,0 +1,196 @@
+"""Accuracy against cost, for every mode and document length, measured side by side in one run.
+
+    cheapqa bench frontier --checkpoint-dir encoder/checkpoints --data data
+
+For each length L whose set `<data>/para-L/test.jsonl` is built, and each mode with a
+checkpoint: test accuracy (`cheapqa evaluate`'s path, on the first --max-questions questions),
+the bytes one document's state takes in the store (float16, the service's default), and the µs
+one question's lookup and scoring take against it (the lean serving path, in inference mode,
+median over rounds), on the set's own documents. The baselines that do not read (most frequent
+candidate, bag of words) stand beside them. A plot puts accuracy against lookup µs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from bench.lookup import median_seconds
+from encoder.model.checkpoint import load_checkpoint
+from encoder.model.modes import MODES
+from encoder.model.reader import Reader
+from encoder.model.serving import Serving, for_serving
+from encoder.text.tokens import tokenize
+from encoder.training.batches import POINTER_ENTITIES, encode_questions
+from encoder.training.data.questions import Question
+from encoder.training.evaluate import evaluate, read_any_questions
+from store.codec import encode_state
+
+DEFAULT_LENGTHS = (200, 800, 1600, 5000, 20000)
+BASELINES = ("most_frequent", "bag_of_words")
+
+
+@dataclass(frozen=True)
+class Point:
+    mode: str
+    accuracy: float
+    lookup_us: float  # one question: lookup + scoring against one stored state
+    state_bytes: float  # mean bytes of a document's state at rest (float16)
+
+
+@dataclass
+class LengthRow:
+    tokens: int  # the set's target length (its documents' mean in `mean_tokens`)
+    mean_tokens: float
+    questions: int
+    baselines: dict[str, float]
+    points: list[Point] = field(default_factory=list)
+
+
+def _head(path: Path, n: int | None, tmp: Path) -> Path:
+    if n is None:
+        return path
+    lines = path.read_text().splitlines()[:n]
+    out = tmp / f"{path.parent.name}-{path.stem}-{n}.jsonl"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _documents(questions: Sequence[Question], reader: Reader, vocab: Any, docs: int) -> list[Any]:
+    """The states of the first `docs` distinct documents of the questions, as served."""
+    seen: dict[str, None] = {}
+    for q in questions:
+        seen.setdefault(q.document, None)
+        if len(seen) == docs:
+            break
+    pointed = reader.config.mode == "mentions"
+    fake = [
+        Question(str(i), d, "@placeholder", "@entity0", ["@entity0"]) for i, d in enumerate(seen)
+    ]
+    data = encode_questions(fake, vocab, POINTER_ENTITIES if pointed else None)
+    entities = data.doc_entities if pointed else None
+    return reader.encode_documents(data.docs, entities)
+
+
+def cost(
+    reader: Serving, states: Sequence[Any], query: list[int], rounds: int
+) -> tuple[float, float]:
+    """(median µs of one question's lookup + scoring, mean stored bytes) over the states."""
+    E = reader.config.max_entities
+    times, sizes = [], []
+    with torch.inference_mode():
+        Q = reader.encode_queries([query])  # (1, k)
+        for state in states:
+            named = E if state.mentions is None else max(E, int(state.mentions[:, 0].max()) + 1)
+            mask = torch.ones(1, named, dtype=torch.bool)
+
+            def answer(state: Any = state, mask: torch.Tensor = mask) -> object:
+                return reader.score(reader.lookup(state, Q), Q, mask)
+
+            times.append(median_seconds(answer, rounds))
+            sizes.append(len(encode_state(state, model_id="bench", dtype="float16")))
+    return 1e6 * statistics.median(times), statistics.fmean(sizes)
+
+
+def run_frontier(
+    checkpoint_dir: Path,
+    data_dir: Path,
+    tmp: Path,
+    lengths: Sequence[int] = DEFAULT_LENGTHS,
+    modes: Sequence[str] = MODES,
+    max_questions: int | None = 400,
+    cost_documents: int = 8,
+    rounds: int = 15,
+    log: Callable[[str], None] = lambda _: None,
+) -> list[LengthRow]:
+    rows = []
+    for tokens in lengths:
+        path = data_dir / f"para-{tokens}" / "test.jsonl"
+        if not path.is_file():
+            build = f"cheapqa data build --task para --window-tokens {tokens}"
+            log(f"skipped {path}: not built ({build})")
+            continue
+        head = _head(path, max_questions, tmp)
+        row: LengthRow | None = None
+        for mode in modes:
+            ckpt_path = checkpoint_dir / f"{mode}.pt"
+            if not ckpt_path.is_file():
+                continue
+            result = evaluate(ckpt_path, head)
+            ckpt = load_checkpoint(ckpt_path)
+            serving = for_serving(ckpt.model)  # as the service answers: the lean path
+            questions, _ = read_any_questions(head, ckpt)
+            states = _documents(questions, ckpt.model, ckpt.vocab, cost_documents)
+            query = ckpt.vocab.encode(tokenize(questions[0].query))
+            lookup_us, state_bytes = cost(serving, states, query, rounds)
+            if row is None or result.count > row.questions:
+                mean = statistics.fmean(len(s.split()) for s in (q.document for q in questions))
+                baselines = {b: getattr(result, b) for b in BASELINES}
+                points = [] if row is None else row.points
+                row = LengthRow(tokens, mean, result.count, baselines, points)
+            row.points.append(Point(mode, result.accuracy, lookup_us, state_bytes))
+            log(
+                f"{tokens:>6} {mode:<8} accuracy {result.accuracy:.3f}  lookup {lookup_us:8.1f} us"
+                f"  state {state_bytes / 1024:9.1f} KiB"
+            )
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
+def markdown(rows: Sequence[LengthRow]) -> str:
+    modes = list(dict.fromkeys(p.mode for r in rows for p in r.points))
+    out = [
+        "| tokens | questions | most frequent | bag of words | "
+        + " | ".join(f"{m} acc / µs / KiB" for m in modes)
+        + " |",
+        "|---:|---:|---:|---:|" + "---:|" * len(modes),
+    ]
+    for r in rows:
+        by_mode = {p.mode: p for p in r.points}
+        cells = [
+            f"{by_mode[m].accuracy:.3f} / {by_mode[m].lookup_us:.0f} / "
+            f"{by_mode[m].state_bytes / 1024:.1f}"
+            if m in by_mode
+            else "-"
+            for m in modes
+        ]
+        out.append(
+            f"| {r.tokens:,} | {r.questions} | {r.baselines['most_frequent']:.3f} | "
+            f"{r.baselines['bag_of_words']:.3f} | " + " | ".join(cells) + " |"
+        )
+    return "\n".join(out)
+
+
+def plot(rows: Sequence[LengthRow], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    modes = list(dict.fromkeys(p.mode for r in rows for p in r.points))
+    for mode in modes:
+        pts = [(r.tokens, p) for r in rows for p in r.points if p.mode == mode]
+        ax.plot([p.lookup_us for _, p in pts], [p.accuracy for _, p in pts], marker="o", label=mode)
+        for tokens, p in pts:
+            ax.annotate(f"{tokens:,}", (p.lookup_us, p.accuracy), fontsize=7, alpha=0.7)
+    ax.set_xscale("log")
+    ax.set_xlabel("lookup + scoring of one question, µs (log scale)")
+    ax.set_ylabel("test accuracy (para task)")
+    ax.set_title("Accuracy against cost; labels: document tokens")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def as_json(rows: Sequence[LengthRow]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in rows]
