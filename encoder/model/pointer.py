@@ -17,6 +17,8 @@ reading the whole text at once.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -29,22 +31,25 @@ def key_positions(lengths: Tensor, n: int, offset: int) -> Tensor:
     return torch.minimum(t + offset, (lengths - 1).unsqueeze(1))  # (B, n)
 
 
-def entity_scores(logits: Tensor, entities: Tensor, space: int, very_negative: float) -> Tensor:
+# The least share an entity is given (its log is the floor of a score): an entity without
+# mentions (a candidate the client named, say) ranks below every mentioned one.
+MIN_SHARE = 1e-30
+
+
+def entity_scores(logits: Tensor, entities: Tensor, space: int) -> Tensor:
     """logits (B, M) of each mention, entities (B, M) its entity index (-1: no mention) ->
-    (B, space) logsumexp of each entity's mention logits (very_negative / 2 without any)."""
+    (B, space) the log of each entity's share of the softmax over the mentions, i.e. the
+    logsumexp of its mentions' logits less that of all (log MIN_SHARE without a mention)."""
     if logits.shape[1] == 0:  # a document without mentions
-        return logits.new_full((logits.shape[0], space), very_negative / 2)
+        return logits.new_full((logits.shape[0], space), math.log(MIN_SHARE))
     is_mention = entities >= 0  # (B, M)
     masked = logits.masked_fill(~is_mention, float("-inf"))
-    top = masked.amax(dim=1, keepdim=True).clamp(min=very_negative)  # (B, 1), finite
+    top = masked.amax(dim=1, keepdim=True).clamp(min=torch.finfo(logits.dtype).min)  # finite
     weights = torch.exp(masked - top)  # (B, M), 0 off mentions
-    sums = torch.zeros(logits.shape[0], space, dtype=logits.dtype, device=logits.device)
-    sums = sums.scatter_add(1, entities.clamp(min=0), weights)  # (B, space)
-    # clamp: log(0) would send a NaN gradient back through entities without mentions
-    scores = torch.log(sums.clamp(min=1e-30)) + top
-    # An entity without mentions (a candidate the client named, say) ranks below every
-    # mentioned one and above whatever the caller masks out as very negative.
-    return scores.masked_fill(sums <= 0, very_negative / 2)  # (B, space)
+    weights = weights / weights.sum(dim=1, keepdim=True).clamp(min=MIN_SHARE)
+    shares = torch.zeros(logits.shape[0], space, dtype=logits.dtype, device=logits.device)
+    shares = shares.scatter_add(1, entities.clamp(min=0), weights)  # (B, space)
+    return torch.log(shares.clamp(min=MIN_SHARE))  # clamp: no log(0), no NaN gradient
 
 
 def read_mentions(H: Tensor, length: int, entities: Tensor, offset: int) -> tuple[Tensor, Tensor]:
@@ -81,11 +86,15 @@ def lookup_mentions(
     keys: Tensor, mentions: Tensor, Q: Tensor, pointer: tuple[Tensor, Tensor], space: int
 ) -> Tensor:
     """Questions Q (m, k) against one document's keys (M, k): each entity's score (m, space),
-    logsumexp over its mentions of κ · (W q + b); very negative where it has no mention."""
+    as entity_scores: the log of its share of softmax_m(κ_m · (W q + b)). Six ops: the keys
+    are all mentions, so no masking; the shares are summed by entity index in place."""
     W, b = pointer
     logits = torch.addmm(b, Q, W.T) @ keys.T  # (m, M)
-    entities = mentions[:, 0].long().expand(Q.shape[0], -1)  # (m, M)
-    return entity_scores(logits, entities, space, torch.finfo(torch.float32).min / 2)
+    if logits.shape[1] == 0:
+        return Q.new_full((Q.shape[0], space), math.log(MIN_SHARE))
+    probs = torch.softmax(logits, dim=1)  # (m, M)
+    shares = probs.new_zeros(Q.shape[0], space).index_add_(1, mentions[:, 0], probs)
+    return shares.clamp_min_(MIN_SHARE).log_()  # (m, space)
 
 
 def mention_space(state: DocumentState, slots: int) -> int:
@@ -98,11 +107,13 @@ def mention_space(state: DocumentState, slots: int) -> int:
 
 def masked_entity_scores(scores: Tensor, candidate_mask: Tensor) -> Tensor:
     """A lookup's scores (m, S) -> (m, E) for candidate_mask (m, E): cut, or padded (an entity
-    without mentions ranks last among candidates), and the non-candidates masked out."""
+    without mentions gets the floor), and the non-candidates masked out."""
     very_negative = torch.finfo(torch.float32).min / 2
     width = candidate_mask.shape[1]
-    scores = scores.to("cpu", torch.float32)[:, :width]
-    if scores.shape[1] < width:
-        pad = scores.new_full((scores.shape[0], width - scores.shape[1]), very_negative / 2)
-        scores = torch.cat([scores, pad], dim=1)
+    if scores.shape[1] != width:
+        if scores.shape[1] > width:
+            scores = scores[:, :width]
+        else:
+            pad = scores.new_full((scores.shape[0], width - scores.shape[1]), math.log(MIN_SHARE))
+            scores = torch.cat([scores, pad], dim=1)
     return scores.masked_fill(~candidate_mask.bool(), very_negative)

@@ -226,7 +226,7 @@ class Reader(nn.Module):
         logits = torch.einsum("bnk,bk->bn", H, self.pointer(q))  # (B, n) every token's key
         keyed = logits.gather(1, key_positions(lengths, n, self.config.mention_offset))
         very_negative = max(torch.finfo(keyed.dtype).min, torch.finfo(torch.float32).min) / 2
-        scores = entity_scores(keyed, doc_entities, candidate_mask.shape[1], very_negative)
+        scores = entity_scores(keyed, doc_entities, candidate_mask.shape[1])
         return scores.masked_fill(~candidate_mask.bool(), very_negative)  # (B, S)
 
     # ---- reading and answering: the general path (any device, any dtype) ------------------

@@ -50,13 +50,15 @@ def test_config_refuses_a_prior_and_a_negative_offset() -> None:
         ReaderConfig(mode="mentions", vocab_size=10, mention_offset=-1)
 
 
-def test_entity_scores_is_logsumexp_per_entity() -> None:
+def test_entity_scores_are_the_log_of_each_entitys_share() -> None:
     logits = torch.tensor([[1.0, 2.0, 3.0, 0.5]])
     entities = torch.tensor([[0, 2, 0, -1]])
-    scores = entity_scores(logits, entities, 4, -1e30)
-    assert torch.allclose(scores[0, 0], torch.logsumexp(torch.tensor([1.0, 3.0]), 0))
-    assert torch.allclose(scores[0, 2], torch.tensor(2.0))
-    assert scores[0, 1] < -1e29 and scores[0, 3] < -1e29  # no mention: very negative
+    scores = entity_scores(logits, entities, 4)
+    everyone = torch.logsumexp(torch.tensor([1.0, 2.0, 3.0]), 0)
+    assert torch.allclose(scores[0, 0], torch.logsumexp(torch.tensor([1.0, 3.0]), 0) - everyone)
+    assert torch.allclose(scores[0, 2], torch.tensor(2.0) - everyone)
+    assert torch.allclose(scores[0].exp().sum(), torch.tensor(1.0))  # shares of one softmax
+    assert scores[0, 1] < -60 and scores[0, 3] < -60  # no mention: the floor
 
 
 def test_every_entity_is_reachable_beyond_the_markers() -> None:

@@ -6,6 +6,7 @@ between encoder/model/serving.py and encoder/model/reader.py."""
 from __future__ import annotations
 
 import copy
+import math
 from functools import cache
 
 import pytest
@@ -74,15 +75,16 @@ def formula_lookup(model: Reader, state: DocumentState, Q: torch.Tensor) -> torc
     if state.mode == "softmax":
         assert memory is not None
         return torch.softmax(Q @ memory.mT, dim=-1) @ memory
-    if state.mode == "mentions":  # each entity: logsumexp over its mentions of κ · (W q + b)
+    if state.mode == "mentions":  # each entity: log of its mentions' share of softmax(K (W q + b))
         assert memory is not None and state.mentions is not None
         with torch.no_grad():
             logits = model.pointer(Q.clone()) @ memory.mT  # (m, M)
         entities = state.mentions[:, 0].long()
         width = max(model.config.max_entities, int(entities.max()) + 1)
-        out = torch.full((Q.shape[0], width), torch.finfo(torch.float32).min / 4)
+        out = torch.full((Q.shape[0], width), math.log(1e-30))
+        everyone = torch.logsumexp(logits, dim=1)  # (m,) each entity's share of the softmax
         for e in entities.unique().tolist():
-            out[:, e] = torch.logsumexp(logits[:, entities == e], dim=1)
+            out[:, e] = torch.logsumexp(logits[:, entities == e], dim=1) - everyone
         return out
     return state.last_hidden.expand_as(Q)
 
