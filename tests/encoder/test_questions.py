@@ -15,7 +15,29 @@ from encoder.text.questions import UnsupportedQuestion, past_tense, third_person
         ("who kept the lighthouse on Gull Rock?", "@placeholder kept the lighthouse on Gull Rock"),
         ("Whose dog barked?", "@placeholder 's dog barked"),
         ("Which person drove Anna home?", "@placeholder drove Anna home"),
-        ("Which company bought the mill?", "@placeholder bought the mill"),
+        ("Which company bought the mill?", "the company @placeholder bought the mill"),
+        # Which/What keep their noun phrase, as news writes a name after its description
+        ("Which bank arranged the new debt?", "the bank @placeholder arranged the new debt"),
+        (
+            "Which state miner put its talks on hold?",
+            "the state miner @placeholder put its talks on hold",
+        ),
+        ("Which pension fund owns Carrow?", "the pension fund @placeholder owns Carrow"),
+        (
+            "Which rival bidder twice raised its offer?",
+            "the rival bidder @placeholder twice raised its offer",
+        ),
+        (
+            "Which Dutch group had planned to buy it?",
+            "the Dutch group @placeholder had planned to buy it",
+        ),
+        ("What company bought the mill?", "the company @placeholder bought the mill"),
+        ("Which companies bought the mill?", "the companies @placeholder bought the mill"),
+        (
+            "Which family does the portrait's sitter belong to?",
+            "the portrait's sitter belongs to the family @placeholder",
+        ),
+        ("Who is Chile's mining minister?", "@placeholder is Chile's mining minister"),
         ("Who was arrested?", "@placeholder was arrested"),
         ("Who is talking to Anna?", "@placeholder is talking to Anna"),
         ("Who was the captain?", "@placeholder was the captain"),
@@ -27,7 +49,7 @@ from encoder.text.questions import UnsupportedQuestion, past_tense, third_person
         ("Who did she write to?", "she wrote to @placeholder"),
         ("Who did the captain stop?", "the captain stopped @placeholder"),
         ("Who did Agnes marry?", "Agnes married @placeholder"),
-        ("Which country did Marcus leave?", "Marcus left @placeholder"),
+        ("Which country did Marcus leave?", "Marcus left the country @placeholder"),
         ("Whose dog did Anna walk?", "Anna walked @placeholder 's dog"),
         # does -> third person; do -> the verb itself
         ("Who does Anna visit every Sunday?", "Anna visits @placeholder every Sunday"),
@@ -85,7 +107,11 @@ def test_other_questions_say_which_forms_work(question: str) -> None:
     with pytest.raises(UnsupportedQuestion) as err:
         to_cloze(question)
     message = str(err.value)
-    assert "@placeholder" in message and "Who, Whom, Whose" in message and "Which <noun>" in message
+    assert (
+        "@placeholder" in message
+        and "Who, Whom, Whose" in message
+        and "Which/What <noun>" in message
+    )
 
 
 @pytest.mark.parametrize(
