@@ -6,11 +6,14 @@ import argparse
 import json
 from typing import Any
 
+from connections.redis_client import redacted_url
 from service.settings import Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    print(json.dumps(settings.model_dump(mode="json"), indent=2))
+    shown = settings.model_dump(mode="json")  # keys are SecretStr: printed masked
+    shown["store_url"] = redacted_url(settings.store_url)
+    print(json.dumps(shown, indent=2))
     return 0
 
 

@@ -38,9 +38,22 @@ def split_cluster(url: str) -> tuple[bool, str]:
     parts = urlsplit(url)
     scheme, plus, flavour = parts.scheme.partition("+")
     if scheme not in REDIS_SCHEMES or (plus and flavour != "cluster"):
-        raise ValueError(f"store URL must be empty, 'embedded' or redis[s]://…, got {url!r}")
+        raise ValueError(
+            f"store URL must be empty, 'embedded' or redis[s]://…, got {redacted_url(url)!r}"
+        )
     query = parse_qsl(parts.query, keep_blank_values=True)
     flag = [value for key, value in query if key == "cluster"]
     cluster = bool(plus) or (bool(flag) and flag[-1].lower() in ("1", "true", "yes"))
     rest = urlencode([(key, value) for key, value in query if key != "cluster"])
     return cluster, urlunsplit((scheme, parts.netloc, parts.path, rest, parts.fragment))
+
+
+def redacted_url(url: str) -> str:
+    """The URL with its password (or a lone credential) masked, for printing and logs."""
+    parts = urlsplit(url)
+    credentials, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return url
+    user, colon, _ = credentials.partition(":")
+    masked = f"{user}:**********" if colon else "**********"
+    return urlunsplit(parts._replace(netloc=f"{masked}@{host}"))

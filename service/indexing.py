@@ -8,14 +8,20 @@ parse, call one of its methods, and return its result. The decisions live here, 
   failed, or answered too late) is enqueued again by a retry; an indexed record keeps its
   states until the job that replaces it is enqueued; a record built by other models than the
   loaded ones is indexed again;
+- versions: every accepted POST and append takes a new version from the store, and every
+  write of a record that exists is conditional on the version (and status) it was read with.
+  A write that finds the record changed meanwhile (an append, another POST, the worker, a
+  delete) is not ignored: the decision is taken again on the record as it now is, so each
+  outcome is that of one serial order of the requests, and an acknowledged POST's job is
+  the one the record waits for;
 - backpressure: past `ingest_max_queue_depth` entries or `ingest_max_queue_bytes` a POST is
   429 with Retry-After;
 - `is_current`: whether a record's states were built by the loaded models (the worker asks
   too, before it skips a redelivered entry);
 - append preconditions: indexed, every stored state from a loaded model, the client's
   `expected_text_hash` (412 on a mismatch: a retried append is never applied twice), the
-  document within `max_document_tokens`, and the text hash unchanged while the new tokens
-  were read.
+  document within `max_document_tokens`, and the version unchanged while the new tokens
+  were read (else it is tried again on the new record, where the hash check decides).
 """
 
 from __future__ import annotations
@@ -34,7 +40,6 @@ from cheapqa_client.schemas import (
     DocumentSummary,
     EntityMentions,
 )
-from encoder.model.state import DocumentState
 from encoder.text.tokens import TOKEN_RE
 from service.errors import (
     BadRequest,
@@ -225,36 +230,82 @@ async def check_backlog(settings: Settings, queue: IngestQueue) -> None:
         )
 
 
+# A conditional write that lost its race is decided again this many times, then 409: each
+# loss means another write landed, so more than a few means the document is written to
+# without pause.
+WRITE_ATTEMPTS = 5
+
+
+def _write_conflict(doc_id: str) -> Conflict:
+    return Conflict(
+        f"document {doc_id!r} kept changing while it was written; retry",
+        {"id": doc_id},
+        code="concurrent_update",
+    )
+
+
 async def _enqueue(
     store: DocumentStore, queue: IngestQueue, job: IngestJob, old: DocumentRecord | None
-) -> None:
-    """The record `queued` and its queue entry, so that a failure at any step leaves nothing
-    a retry cannot mend: a `queued` record without a live entry is enqueued again, and an
-    indexed record keeps its states until the job that replaces it is in the queue."""
+) -> bool:
+    """The record `queued` (at the job's version) and its queue entry, so that a failure at
+    any step leaves nothing a retry cannot mend: a `queued` record without a live entry is
+    enqueued again, and an indexed record keeps its states until the job that replaces it is
+    in the queue. False: the record was no longer `old` when it was to be written (nothing
+    of this job will be indexed: the caller decides again)."""
     record = DocumentRecord(
         id=job.doc_id,
         text_hash=job.text_hash,
         status=Status.QUEUED,
         created_at=old.created_at if old is not None else 0.0,
+        version=job.version,
     )
     if old is not None and old.status == Status.INDEXED:
         # Enqueue first; the worker indexes a job whose `replaces` the record still holds.
-        entry_id = await queue.enqueue(dataclasses.replace(job, replaces=old.text_hash))
+        entry_id = await queue.enqueue(dataclasses.replace(job, replaces=old.version))
         if old.text_hash == job.text_hash:
             # The same text, indexed by other models: the record stays as it is until the
-            # worker rewrites it (marking it queued could clobber that rewrite).
-            return
+            # worker rewrites it (marking it queued could clobber that rewrite). A write that
+            # lands meanwhile replaces the document: this job is then rightly stale.
+            return True
         record.entry_id = entry_id
-        # Written only over the text it replaces: if the worker (or another POST) was first,
-        # its record stays.
-        await store.put(record, expect_text_hash=old.text_hash)
-        return
+        # Only over the version it replaces: if an append, another POST or the worker came
+        # first, this job is stale, and the caller decides again.
+        return await store.put(record, expect_version=old.version, expect_status=Status.INDEXED)
     # No state to keep: the record first (the worker skips entries the store does not hold),
     # then the entry, then the entry's id into the record.
-    await store.put(record)
+    if old is None:
+        await store.put(record)  # new (or unreadable): any write racing this one is as new
+    elif not await store.put(record, expect_version=old.version, expect_status=old.status):
+        return False
     record.entry_id = await queue.enqueue(job)
-    # Only while still queued for this text: a fast worker may have indexed it already.
-    await store.put(record, expect_text_hash=job.text_hash, expect_status=Status.QUEUED)
+    # Only while still queued for this job: a fast worker may have indexed it already, and a
+    # later POST replaced it (then this job is stale, and that POST's is the one to index).
+    await store.put(record, expect_version=job.version, expect_status=Status.QUEUED)
+    return True
+
+
+async def _post_one(
+    store: DocumentStore,
+    queue: IngestQueue,
+    models: Mapping[str, LoadedModel],
+    doc: DocumentIn,
+    doc_id: str,
+    h: str,
+    old: DocumentRecord | None,
+    version: int,
+) -> DocumentRecord | None:
+    """Enqueues the document over `old`; when the record changed first, decides again on
+    the record as it is now. None: enqueued; a record: nothing to do, it already is (or will
+    be) this posting."""
+    for _ in range(WRITE_ATTEMPTS):
+        job = IngestJob(doc_id, doc.text, h, doc.candidates, version=version)
+        if await _enqueue(store, queue, job, old):
+            return None
+        [old] = await readable_records(store, [doc_id])
+        if old is not None and not await needs_indexing(old, h, models, queue):
+            return old
+        [version] = await store.new_versions(1)
+    raise _write_conflict(doc_id)
 
 
 def _added_mentions(record: DocumentRecord, appended: list[int]) -> list[int]:
@@ -314,9 +365,14 @@ class IndexingService:
             )  # fmt: skip
         if todo:
             await check_backlog(settings, queue)
-        for doc, doc_id, h in todo:
-            job = IngestJob(doc_id, doc.text, h, doc.candidates)
-            await _enqueue(store, queue, job, existing.get(doc_id))
+            versions = await store.new_versions(len(todo))
+        for (doc, doc_id, h), version in zip(todo, versions if todo else (), strict=True):
+            old = existing.get(doc_id)
+            known = await _post_one(store, queue, models, doc, doc_id, h, old, version)
+            if known is not None:
+                accepted[doc_id] = accepted[doc_id].model_copy(
+                    update={"status": known.status, "enqueued": False}
+                )
         return DocumentsAccepted(documents=list(accepted.values()))
 
     async def list(self, limit: int, cursor: str | None) -> DocumentList:
@@ -341,55 +397,63 @@ class IndexingService:
     ) -> DocumentInfo:
         """Continues every stored state with the new tokens (`extend`): the result equals
         indexing the whole text at once, at the cost of the new text only. With
-        `expected_text_hash`, only if the document's text hash is that one (else 412)."""
+        `expected_text_hash`, only if the document's text hash is that one (else 412).
+        Written over the version it was read at; if another write came first, done again on
+        the new record (whose hash then decides)."""
         settings, store = self.settings, self.store
         models = self.models.ready()
         check_text_size(text, settings.max_document_bytes, "appended text")
-        record = await indexed_record(store, doc_id, modes=None)
-        if expected_text_hash is not None and record.text_hash != expected_text_hash:
-            raise PreconditionFailed(
-                f"document {doc_id!r} has text hash {record.text_hash}, not the expected one "
-                "(already appended?)",
-                {"text_hash": record.text_hash, "expected_text_hash": expected_text_hash},
-            )
-        require_current(record, models, record.states)
-        try:
-            anon = await asyncio.to_thread(anonymise, models, text, None, record.entities)
-        except ValueError as exc:
-            raise BadRequest(str(exc), code="empty_text") from exc
-        tokens = record.tokens + len(anon.tokens)
-        if tokens > settings.max_document_tokens:
-            raise TooLarge(
-                f"the document would hold {tokens} tokens; the limit is "
-                f"{settings.max_document_tokens}",
-                {"tokens": record.tokens, "appended": len(anon.tokens),
-                 "max_document_tokens": settings.max_document_tokens},
-                code="document_too_long",
-            )  # fmt: skip
+        for _ in range(WRITE_ATTEMPTS):
+            record = await indexed_record(store, doc_id, modes=None)
+            if expected_text_hash is not None and record.text_hash != expected_text_hash:
+                raise PreconditionFailed(
+                    f"document {doc_id!r} has text hash {record.text_hash}, not the expected "
+                    "one (already appended?)",
+                    {"text_hash": record.text_hash, "expected_text_hash": expected_text_hash},
+                )
+            require_current(record, models, record.states)
+            extended = await asyncio.to_thread(_extended, record, text, settings, models)
+            [extended.version] = await store.new_versions(1)
+            if await store.put(
+                extended, expect_version=record.version, expect_status=Status.INDEXED
+            ):
+                return await self.info(doc_id)
+        raise _write_conflict(doc_id)
 
-        def extend_all() -> dict[str, DocumentState]:
-            return {
-                mode: models[mode].reader.extend(state, models[mode].token_ids(anon.tokens))
-                for mode, state in record.states.items()
-            }
 
-        extended = DocumentRecord(
-            id=record.id,
-            text_hash=appended_hash(record.text_hash, text),
-            status=Status.INDEXED,
-            tokens=tokens,
-            entities=anon.entities,
-            mentions=_added_mentions(record, anon.mentions),
-            unplaced=[*record.unplaced, *(n for n in anon.unplaced if n not in record.unplaced)],
-            candidates_not_found=[n for n in record.candidates_not_found if n not in anon.entities],
-            entity_slots=entity_budget(models),
-            model_ids=dict(record.model_ids),
-            created_at=record.created_at,
-            states=await asyncio.to_thread(extend_all),
-        )
-        if not await store.put(extended, expect_text_hash=record.text_hash):
-            raise Conflict(
-                f"document {doc_id!r} changed while the text was appended; retry",
-                code="concurrent_update",
-            )
-        return await self.info(doc_id)
+def _extended(
+    record: DocumentRecord, text: str, settings: Settings, models: Mapping[str, LoadedModel]
+) -> DocumentRecord:
+    """The record with `text` appended: states extended, entities and counts merged
+    (blocking: tokenizing and merging thousands of names is no work for the event loop)."""
+    try:
+        anon = anonymise(models, text, None, record.entities)
+    except ValueError as exc:
+        raise BadRequest(str(exc), code="empty_text") from exc
+    tokens = record.tokens + len(anon.tokens)
+    if tokens > settings.max_document_tokens:
+        raise TooLarge(
+            f"the document would hold {tokens} tokens; the limit is "
+            f"{settings.max_document_tokens}",
+            {"tokens": record.tokens, "appended": len(anon.tokens),
+             "max_document_tokens": settings.max_document_tokens},
+            code="document_too_long",
+        )  # fmt: skip
+    placed = set(anon.entities)
+    return DocumentRecord(
+        id=record.id,
+        text_hash=appended_hash(record.text_hash, text),
+        status=Status.INDEXED,
+        tokens=tokens,
+        entities=anon.entities,
+        mentions=_added_mentions(record, anon.mentions),
+        unplaced=list(dict.fromkeys([*record.unplaced, *anon.unplaced])),
+        candidates_not_found=[n for n in record.candidates_not_found if n not in placed],
+        entity_slots=entity_budget(models),
+        model_ids=dict(record.model_ids),
+        created_at=record.created_at,
+        states={
+            mode: models[mode].reader.extend(state, models[mode].token_ids(anon.tokens))
+            for mode, state in record.states.items()
+        },
+    )

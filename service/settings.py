@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, SecretStr, ValidationError
+from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -35,7 +35,8 @@ ModesSetting = Annotated[list[Mode], NoDecode, BeforeValidator(_list_setting)]
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CHEAPQA_", extra="ignore")
+    # hide_input_in_errors: a ValidationError printed or logged never shows a key.
+    model_config = SettingsConfigDict(env_prefix="CHEAPQA_", extra="ignore", hide_input_in_errors=True)
 
     # --- store ---
     store_url: str = Field(
@@ -91,7 +92,16 @@ class Settings(BaseSettings):
         "relative URLs. Never taken from the request's Host header.",
     )
     limit_concurrency: int = Field(
-        default=1024, gt=0, description="Connections uvicorn serves at once; more get 503."
+        default=1024,
+        gt=0,
+        description="Requests served at once (in flight, counted once their head is in: idle "
+        "connections do not count); more get 503 with Retry-After.",
+    )
+    header_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="A connection must deliver a complete request head within this of opening "
+        "(or of its last response; the keep-alive idle time too), else it is closed.",
     )
     body_timeout_s: float = Field(
         default=30.0, gt=0, description="A request body must arrive within this (else 408)."
@@ -111,6 +121,12 @@ class Settings(BaseSettings):
     max_batch_documents: int = Field(default=64, gt=0)
     max_queries: int = Field(default=64, gt=0)
     max_top_k: int = Field(default=20, gt=0)
+    answer_states_max_bytes: int = Field(
+        default=256_000_000,
+        gt=0,
+        description="Decoded document states that answers in flight may hold at once "
+        "(requests for the same document share one); past it an answer is 429.",
+    )
 
     # --- query batching ---
     query_max_batch: int = Field(default=64, gt=0)
@@ -125,6 +141,12 @@ class Settings(BaseSettings):
 
     # --- ingestion ---
     ingest_max_batch: int = Field(default=16, gt=0)
+    ingest_max_batch_tokens: int = Field(
+        default=300_000,
+        gt=0,
+        description="Tokens one encoder call of the worker holds (documents x the longest, "
+        "padding included); its memory follows this. A longer document is encoded alone.",
+    )
     ingest_block_ms: int = Field(default=1000, gt=0)
     ingest_max_deliveries: int = Field(default=3, gt=0)
     ingest_claim_idle_ms: int = Field(default=30_000, gt=0)
@@ -150,6 +172,17 @@ class Settings(BaseSettings):
         description="Run an ingestion worker inside `cheapqa serve`; None: only with the "
         "embedded store.",
     )
+
+    @field_validator("api_keys")
+    @classmethod
+    def _no_empty_key(cls, keys: list[SecretStr]) -> list[SecretStr]:
+        # A template with an unset variable gives "": a bare `Bearer` header would match it.
+        if any(not key.get_secret_value().strip() for key in keys):
+            raise ValueError("an API key is empty (an unset variable in a template?)")
+        return keys
+
+
+SECRET_SETTINGS = frozenset({"api_keys"})  # their values are never printed, not even in errors
 
 
 class InvalidSetting(ValueError):
@@ -183,5 +216,7 @@ def invalid_setting_line(exc: ValidationError) -> str:
         if NoDecode in Settings.model_fields[field].metadata:
             problem += f"; a list is {LIST_FORMS}"
         value = json.dumps(error["input"], ensure_ascii=False, default=str)[:80]
+        if field in SECRET_SETTINGS:
+            value = "**********"
         parts.append(f"{prefix}{field.upper()}={value}{item}: {problem}")
     return ("invalid setting " + "; ".join(parts)).replace("\n", " ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -12,6 +13,8 @@ from encoder.model.state import DocumentState
 from store.codec import Dtype, decode_state, encode_state
 from store.errors import CorruptRecord, StateCodecError
 from store.record import DocumentRecord, Status, check_doc_id, meta_from_json
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -37,15 +40,21 @@ class DocumentStore(Protocol):
         self,
         record: DocumentRecord,
         *,
-        expect_text_hash: str | None = None,
+        expect_version: int | None = None,
         expect_status: Status | None = None,
     ) -> bool:
         """Atomically replaces the document: its metadata and exactly `record.states`.
 
-        With `expect_text_hash`, writes only if a stored record has that text hash, so a late
-        job for old text never overwrites a re-posted document; with `expect_status` too, only
-        if it also has that status. Returns whether it wrote.
+        With `expect_version`, writes only if a stored record has that version (checked and
+        written in one step), so a late job, or a writer that read an older record, never
+        overwrites a newer one; with `expect_status` too, only if it also has that status.
+        Returns whether it wrote.
         """
+        ...
+
+    async def new_versions(self, count: int) -> range:
+        """`count` version numbers never handed out before (by any process on this store),
+        each greater than the last."""
         ...
 
     async def delete(self, doc_id: str) -> bool:
@@ -68,9 +77,19 @@ class DocumentStore(Protocol):
     async def close(self) -> None: ...
 
 
-def check_expectation(expect_text_hash: str | None, expect_status: Status | None) -> None:
-    if expect_status is not None and expect_text_hash is None:
-        raise ValueError("expect_status needs expect_text_hash")
+def check_expectation(expect_version: int | None, expect_status: Status | None) -> None:
+    if expect_status is not None and expect_version is None:
+        raise ValueError("expect_status needs expect_version")
+
+
+def stored_version(meta: bytes | str) -> tuple[int, str] | None:
+    """(version, status) of stored metadata; None when unreadable (a conditional write over
+    a corrupt record never matches)."""
+    try:
+        record = meta_from_json(meta)
+    except CorruptRecord:
+        return None
+    return record.version, str(record.status)
 
 
 def wanted_modes(modes: Collection[str] | None) -> tuple[str, ...]:
@@ -129,16 +148,24 @@ async def readable_records(
         return out
 
 
-def readable_metas(metas: Sequence[bytes | str]) -> list[DocumentRecord]:
-    """The records of stored metadata, leaving out the unreadable ones."""
-    out = []
-    for meta in metas:
+def readable_metas(metas: Mapping[str, bytes | str]) -> dict[str, DocumentRecord]:
+    """name (a document id, or its key) -> the record of its stored metadata, leaving out the
+    unreadable ones (`report_corrupt`)."""
+    out = {}
+    for name, meta in metas.items():
         try:
-            out.append(meta_from_json(meta))
-        except CorruptRecord:
-            continue
+            out[name] = meta_from_json(meta)
+        except CorruptRecord as exc:
+            report_corrupt(name, exc)
     return out
 
 
-def queued_before(records: Sequence[DocumentRecord], before: float) -> list[DocumentRecord]:
+def report_corrupt(name: str, exc: CorruptRecord) -> None:
+    """A record nobody can read is skipped where many are read (listing, sweeping), never
+    allowed to fail the others; the log names it (a GET of it answers 500 corrupt_record,
+    and a POST of the document writes it anew)."""
+    log.warning("document %r: corrupt record skipped: %s", name, exc)
+
+
+def queued_before(records: Collection[DocumentRecord], before: float) -> list[DocumentRecord]:
     return [r for r in records if r.status == Status.QUEUED and r.updated_at < before]

@@ -43,12 +43,15 @@ class BoundedStore:
         self,
         record: DocumentRecord,
         *,
-        expect_text_hash: str | None = None,
+        expect_version: int | None = None,
         expect_status: Status | None = None,
     ) -> bool:
         return await self._bounded(
-            self.inner.put(record, expect_text_hash=expect_text_hash, expect_status=expect_status)
+            self.inner.put(record, expect_version=expect_version, expect_status=expect_status)
         )
+
+    async def new_versions(self, count: int) -> range:
+        return await self._bounded(self.inner.new_versions(count))
 
     async def delete(self, doc_id: str) -> bool:
         return await self._bounded(self.inner.delete(doc_id))

@@ -22,11 +22,13 @@ from store.base import (
     check_expectation,
     encode_states,
     readable_metas,
+    report_corrupt,
+    stored_version,
     wanted_modes,
     with_states,
 )
 from store.codec import Dtype
-from store.errors import StoreError, StoreUnavailable
+from store.errors import CorruptRecord, StoreError, StoreUnavailable
 from store.record import (
     DocumentRecord,
     Status,
@@ -50,6 +52,10 @@ CREATE TABLE IF NOT EXISTS states (
     mode TEXT NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (doc_id, mode)
+);
+CREATE TABLE IF NOT EXISTS counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
 );
 """
 # SQLite allows 32766 bound parameters; a smaller chunk keeps each statement cheap.
@@ -157,19 +163,31 @@ class SqliteDocumentStore:
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
 
-        def read() -> list[tuple[str, str]]:
+        def read(after: str) -> list[tuple[str, str | None]]:
             with self._reader() as conn:
                 # The primary key's order (binary, as Redis's ZRANGEBYLEX): one index scan.
+                # Metadata that is not JSON gives a NULL status (json_extract would raise).
                 rows = conn.execute(
-                    "SELECT id, json_extract(meta, '$.status') FROM documents "
-                    "WHERE id > ? ORDER BY id LIMIT ?",
-                    (cursor or "", limit + 1),
+                    "SELECT id, CASE WHEN json_valid(meta) THEN json_extract(meta, '$.status') "
+                    "END FROM documents WHERE id > ? ORDER BY id LIMIT ?",
+                    (after, limit + 1),
                 )
                 return list(rows)
 
-        rows = await self._run(read)
-        page = [(doc_id, Status(status)) for doc_id, status in rows[:limit]]
-        return DocumentPage(page, page[-1][0] if len(rows) > limit else None)
+        found: list[tuple[str, Status]] = []
+        after = cursor or ""
+        while len(found) <= limit:
+            rows = await self._run(lambda: read(after))
+            for doc_id, status in rows:
+                try:
+                    found.append((doc_id, Status(status)))
+                except ValueError as exc:  # a corrupt record: skipped, never the page's end
+                    report_corrupt(doc_id, CorruptRecord(f"status {status!r}: {exc}"))
+            if len(rows) <= limit:
+                break
+            after = rows[-1][0]
+        page = found[:limit]
+        return DocumentPage(page, page[-1][0] if len(found) > limit else None)
 
     # --- writes ---
 
@@ -177,13 +195,13 @@ class SqliteDocumentStore:
         self,
         record: DocumentRecord,
         *,
-        expect_text_hash: str | None = None,
+        expect_version: int | None = None,
         expect_status: Status | None = None,
     ) -> bool:
-        check_expectation(expect_text_hash, expect_status)
+        check_expectation(expect_version, expect_status)
         blobs = encode_states(record, self.dtype)
         meta = meta_to_json(record, {mode: len(b) for mode, b in blobs.items()}, now()).decode()
-        expect = (expect_text_hash, expect_status)
+        expect = (expect_version, expect_status)
         return await self._run(lambda: self._write(record, meta, blobs, expect))
 
     def _write(
@@ -191,18 +209,18 @@ class SqliteDocumentStore:
         record: DocumentRecord,
         meta: str,
         blobs: dict[str, bytes],
-        expect: tuple[str | None, Status | None],
+        expect: tuple[int | None, Status | None],
     ) -> bool:
-        expect_hash, expect_status = expect
+        expect_version, expect_status = expect
         with self._write_lock, write_transaction(self._writer) as conn:
-            if expect_hash is not None:
-                row = conn.execute(
-                    "SELECT text_hash, json_extract(meta, '$.status') FROM documents WHERE id = ?",
-                    (record.id,),
-                ).fetchone()
-                if row is None or row[0] != expect_hash:
+            if expect_version is not None:
+                # Read and written in one transaction: nothing can come between.
+                row = conn.execute("SELECT meta FROM documents WHERE id = ?", (record.id,))
+                found = row.fetchone()
+                stored = None if found is None else stored_version(found[0])
+                if stored is None or stored[0] != expect_version:
                     return False
-                if expect_status is not None and row[1] != str(expect_status):
+                if expect_status is not None and stored[1] != str(expect_status):
                     return False
             conn.execute(
                 "INSERT INTO documents (id, text_hash, meta) VALUES (?, ?, ?) "
@@ -217,6 +235,23 @@ class SqliteDocumentStore:
             )
             return True
 
+    async def new_versions(self, count: int) -> range:
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+
+        def take() -> int:
+            with self._write_lock, write_transaction(self._writer) as conn:
+                row = conn.execute(
+                    "INSERT INTO counters (name, value) VALUES ('version', ?) "
+                    "ON CONFLICT (name) DO UPDATE SET value = value + excluded.value "
+                    "RETURNING value",
+                    (count,),
+                ).fetchone()
+                return int(row[0])
+
+        last = await self._run(take)
+        return range(last - count + 1, last + 1)
+
     async def delete(self, doc_id: str) -> bool:
         check_doc_id(doc_id)
 
@@ -228,16 +263,18 @@ class SqliteDocumentStore:
         return await self._run(delete)
 
     async def queued(self, before: float, limit: int) -> list[DocumentRecord]:
-        def scan() -> list[str]:
+        def scan() -> list[tuple[str, str]]:
             with self._reader() as conn:
+                # Valid JSON only: one corrupt record must not fail every sweep.
                 rows = conn.execute(
-                    "SELECT meta FROM documents WHERE json_extract(meta, '$.status') = 'queued' "
-                    "AND json_extract(meta, '$.updated_at') < ? LIMIT ?",
+                    "SELECT id, meta FROM documents WHERE CASE WHEN json_valid(meta) THEN "
+                    "json_extract(meta, '$.status') = 'queued' "
+                    "AND json_extract(meta, '$.updated_at') < ? END LIMIT ?",
                     (before, limit),
                 ).fetchall()
-            return [row[0] for row in rows]
+            return [(row[0], row[1]) for row in rows]
 
-        return readable_metas(await self._run(scan))
+        return list(readable_metas(dict(await self._run(scan))).values())
 
     # --- lifecycle ---
 

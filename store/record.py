@@ -87,6 +87,11 @@ class DocumentRecord:
     # the ingestion queue's entry that carries this text (while queued); None: not known to be
     # enqueued (the enqueue failed, or has not answered yet)
     entry_id: str | None = None
+    # The write that made this content: every POST and append takes a new number from the
+    # store (`new_versions`), so a version is never used twice, unlike a text hash (A -> B ->
+    # A). Conditional writes go over a version; a job is current only for its own. 0: a
+    # record written before versions existed.
+    version: int = 0
 
 
 def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float) -> bytes:
@@ -108,6 +113,7 @@ def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float
         "updated_at": record.updated_at or now,
         "state_bytes": state_bytes,
         "entry_id": record.entry_id,
+        "version": record.version,
     }
     return json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -143,6 +149,7 @@ def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
         updated_at=float(meta["updated_at"]),
         state_bytes={mode: int(size) for mode, size in meta["state_bytes"].items()},
         entry_id=None if entry_id is None else str(entry_id),
+        version=int(meta.get("version", 0)),
     )
 
 

@@ -6,11 +6,14 @@ write (one Lua script) and the read (one MGET) touch a single slot and work on a
 The id inside the tag is percent-encoded: the id rule (store/record.py) admits `:`, and
 encoding keeps any id from ending the tag or faking a key suffix.
 
+`{prefix}:versions` is the counter `new_versions` takes version numbers from (INCRBY).
+
 `{prefix}:doc-ids` is a sorted set of every id (all scores 0, so in id order) that pages the
 listing. It lives in its own slot, so it cannot join a document's atomic write: an id is
 added before an unconditional write and after a conditional one that wrote, and removed
-after a delete. An id whose document is gone is skipped when listing; a document whose id a
-racing delete removed is added back by its next conditional write (the worker's).
+after a delete. An id whose document is gone, or whose metadata is unreadable, is skipped
+when listing; a document whose id a racing delete removed is added back by its next
+conditional write (the worker's).
 """
 
 from __future__ import annotations
@@ -45,16 +48,21 @@ from store.record import (
 )
 
 # KEYS: meta, then one state key per mode in MODES order.
-# ARGV: check flag ("1" or "0"), expected text hash, expected status ("" any), meta JSON, then
+# ARGV: check flag ("1" or "0"), expected version, expected status ("" any), meta JSON, then
 # one value per mode ("" deletes that mode's state: an encoded state is never empty).
+# Metadata that does not decode (a corrupt record) never matches an expectation.
 _PUT_SCRIPT = """
 if ARGV[1] == '1' then
   local old = redis.call('GET', KEYS[1])
   if not old then
     return 0
   end
-  local meta = cjson.decode(old)
-  if meta['text_hash'] ~= ARGV[2] or (ARGV[3] ~= '' and meta['status'] ~= ARGV[3]) then
+  local ok, meta = pcall(cjson.decode, old)
+  if not ok or type(meta) ~= 'table' then
+    return 0
+  end
+  local version = tonumber(meta['version']) or 0
+  if version ~= tonumber(ARGV[2]) or (ARGV[3] ~= '' and meta['status'] ~= ARGV[3]) then
     return 0
   end
 end
@@ -79,6 +87,7 @@ class RedisDocumentStore:
         self.key_prefix = key_prefix
         self.dtype: Dtype = dtype
         self.ids_key = f"{key_prefix}:doc-ids".encode()
+        self.versions_key = f"{key_prefix}:versions".encode()
         self._put_script = client.register_script(_PUT_SCRIPT)
 
     def doc_key(self, doc_id: str, suffix: str) -> bytes:
@@ -125,13 +134,21 @@ class RedisDocumentStore:
                 ids = [i.decode() if isinstance(i, bytes) else i for i in raw]
                 if not ids:
                     break
-                records = await self.get_many(ids, modes=())
-                found += [(r.id, r.status) for r in records if r is not None]
+                metas = await self._metas(ids)
+                records = readable_metas({i: m for i, m in zip(ids, metas, strict=True) if m})
+                found += [(i, records[i].status) for i in ids if i in records]
                 after = ids[-1]
                 if len(ids) < want:
                     break
         page = found[:limit]
         return DocumentPage(page, page[-1][0] if len(found) > limit else None)
+
+    async def _metas(self, doc_ids: Sequence[str]) -> list[bytes | None]:
+        """The raw metadata of each document (None where there is none), one pipeline."""
+        pipe = self.client.pipeline(transaction=False)
+        for doc_id in doc_ids:
+            pipe.get(self.doc_key(doc_id, "meta"))
+        return list(await pipe.execute())
 
     # --- writes ---
 
@@ -139,27 +156,34 @@ class RedisDocumentStore:
         self,
         record: DocumentRecord,
         *,
-        expect_text_hash: str | None = None,
+        expect_version: int | None = None,
         expect_status: Status | None = None,
     ) -> bool:
-        check_expectation(expect_text_hash, expect_status)
+        check_expectation(expect_version, expect_status)
         blobs = encode_states(record, self.dtype)
         meta = meta_to_json(record, {mode: len(b) for mode, b in blobs.items()}, now())
         keys = self._read_keys(record.id, MODES)
         args: list[Any] = [
-            "0" if expect_text_hash is None else "1",
-            expect_text_hash or "",
+            "0" if expect_version is None else "1",
+            str(expect_version or 0),
             str(expect_status or ""),
             meta,
             *(blobs.get(mode, b"") for mode in MODES),
         ]
         async with _redis_errors():
-            if expect_text_hash is None:
+            if expect_version is None:
                 await self.client.zadd(self.ids_key, {record.id.encode(): 0})
             wrote = bool(await self._put_script(keys=keys, args=args))
-            if wrote and expect_text_hash is not None:
+            if wrote and expect_version is not None:
                 await self.client.zadd(self.ids_key, {record.id.encode(): 0})
         return wrote
+
+    async def new_versions(self, count: int) -> range:
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        async with _redis_errors():
+            last = int(await self.client.incrby(self.versions_key, count))
+        return range(last - count + 1, last + 1)
 
     async def delete(self, doc_id: str) -> bool:
         keys = self._read_keys(doc_id, MODES)
@@ -192,8 +216,9 @@ class RedisDocumentStore:
         pipe = self.client.pipeline(transaction=False)
         for key in keys:
             pipe.get(key)
-        metas = [m for m in await pipe.execute() if m is not None]
-        return queued_before(readable_metas(metas), before)
+        metas = await pipe.execute()
+        named = {key.decode(): m for key, m in zip(keys, metas, strict=True) if m is not None}
+        return queued_before(readable_metas(named).values(), before)
 
     # --- lifecycle ---
 

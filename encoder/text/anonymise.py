@@ -153,7 +153,7 @@ def anonymise_document(
     everyone = [*known_entities, *fresh]
     entities = list(known)
     slot_of: dict[int, int] = {i: i for i in range(len(known))}
-    unplaced: list[str] = []
+    unplaced: dict[str, None] = {}  # insertion-ordered: a list's `in` is quadratic here
     tokens: list[str] = []
     mentions = [0] * len(known)
     for low, owner in EntityMatcher(entity_surfaces(everyone)).mark(text):
@@ -167,13 +167,14 @@ def anonymise_document(
             mentions.append(0)
         if slot is None:  # no free slot: the name stays plain words
             name = everyone[owner].name
-            if name not in unplaced:
-                unplaced.append(name)
+            unplaced[name] = None
             tokens.extend(tokenize(name))
         else:
             tokens.append(entity_marker(slot))
             mentions[slot] += 1
-    return AnonymisedText(tokens=tokens, entities=entities, mentions=mentions, unplaced=unplaced)
+    return AnonymisedText(
+        tokens=tokens, entities=entities, mentions=mentions, unplaced=list(unplaced)
+    )
 
 
 @lru_cache(maxsize=1024)

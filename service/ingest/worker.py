@@ -1,20 +1,24 @@
 """The ingestion worker loop, shared by `cheapqa worker` and the embedded worker of `serve`.
 
 Each turn: read up to `ingest_max_batch` entries; drop the stale ones (the document was
-deleted or re-posted with other text since) and those already done (a redelivery after the
-write but before the ack); anonymise and tokenize each document once; sort by length into
-groups of similar length; encode each group with every loaded mode in a thread; write each
-document with `expect_text_hash` so a late or repeated write never clobbers newer text; ack.
+deleted, re-posted or appended to since: the record's version is no longer the job's) and
+those already done (a redelivery after the write but before the ack); anonymise and tokenize
+each document once; sort by length into groups of similar length and at most
+`ingest_max_batch_tokens` padded tokens; encode each group with every loaded mode in a
+thread; write each document over the record version it was enqueued for (`expect_version`),
+so a late or repeated write never clobbers a newer one, even of the same text; ack.
 
 A document that fails stays un-acked and is delivered again after `ingest_claim_idle_ms`;
 on its `ingest_max_deliveries`-th failure (or when it arrives more often than that, from a
 consumer that kept dying on it) it goes to the dead letters and the document becomes
-`failed` with the error. Text that cannot be indexed at all fails at once. While a batch is
-in hand its lease is renewed every third of `ingest_claim_idle_ms` (a heartbeat), so a long
-batch is not handed to another worker while it still runs.
+`failed` with the error. Text that cannot be indexed at all fails at once. A store or queue
+that fails (down, or Redis out of memory) is not the document's fault: the worker keeps the
+batch in hand and tries it again until the store answers, spending no delivery. While a
+batch is in hand its lease is renewed every third of `ingest_claim_idle_ms` (a heartbeat),
+so a long batch is not handed to another worker while it still runs.
 
-A job whose `replaces` hash the record still holds is a re-index enqueued before its record
-was marked queued: it is indexed, written over that hash. Every `ingest_sweep_after_ms / 2`
+A job whose `replaces` version the record still holds is a re-index enqueued before its
+record was marked queued: it is indexed, written over that version. Every `ingest_sweep_after_ms / 2`
 the worker sweeps records `queued` for longer than `ingest_sweep_after_ms` whose queue entry
 is gone (an enqueue that failed, and no retry came): they become `failed`, "post it again".
 """
@@ -64,7 +68,7 @@ class _Doc:
     anon: AnonymisedText
     candidates_not_found: list[str]
     created_at: float
-    expect_hash: str  # the text hash the record holds: the write goes over it only
+    expect_version: int  # the version the record holds: the write goes over it only
 
 
 def candidates_not_found(candidates: Sequence[str] | None, anon: AnonymisedText) -> list[str]:
@@ -74,8 +78,12 @@ def candidates_not_found(candidates: Sequence[str] | None, anon: AnonymisedText)
     return [name for name in given if name not in placed]
 
 
-def length_groups(lengths: Sequence[int], max_group: int) -> list[list[int]]:
-    """Indices sorted by length, cut into runs whose longest is at most twice the shortest."""
+def length_groups(
+    lengths: Sequence[int], max_group: int, max_tokens: int | None = None
+) -> list[list[int]]:
+    """Indices sorted by length, cut into runs whose longest is at most twice the shortest
+    and, with `max_tokens`, whose padded size (documents x the longest) stays within it: the
+    encoder's memory follows that size. A document longer than that is a group alone."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     groups: list[list[int]] = []
     for i in order:
@@ -83,6 +91,7 @@ def length_groups(lengths: Sequence[int], max_group: int) -> list[list[int]]:
             groups
             and len(groups[-1]) < max_group
             and lengths[i] <= GROUP_LENGTH_RATIO * max(1, lengths[groups[-1][0]])
+            and (max_tokens is None or (len(groups[-1]) + 1) * lengths[i] <= max_tokens)
         ):
             groups[-1].append(i)
         else:
@@ -90,15 +99,17 @@ def length_groups(lengths: Sequence[int], max_group: int) -> list[list[int]]:
     return groups
 
 
-def write_over(meta: DocumentRecord | None, job: IngestJob) -> str | None:
-    """The text hash the job's state may be written over: the job's own (the record is
-    queued for this text), or the hash it `replaces` (the API enqueues a re-index of an
-    indexed document before it marks the record queued); None: the job is stale."""
+def write_over(meta: DocumentRecord | None, job: IngestJob) -> int | None:
+    """The record version the job's state may be written over: the job's own (the record is
+    queued for this job), or the version it `replaces` (the API enqueues a re-index of an
+    indexed document before it marks the record queued); None: the job is stale. Versions
+    are never used twice, so a job from before A -> B -> A is stale though the text hash is
+    A's again."""
     if meta is None:
         return None  # deleted since (or a record never written: nothing asked for it)
-    if meta.text_hash == job.text_hash:
-        return job.text_hash
-    if job.replaces is not None and meta.text_hash == job.replaces:
+    if meta.version == job.version and meta.text_hash == job.text_hash:
+        return job.version
+    if job.replaces is not None and meta.version == job.replaces:
         return job.replaces if meta.status == Status.INDEXED else None
     return None
 
@@ -140,7 +151,7 @@ class IngestWorker:
                     self.consumer, self.settings.ingest_max_batch, self.settings.ingest_block_ms
                 )
                 if deliveries:
-                    await self.process(deliveries)
+                    await self.process(deliveries, stop)
                 if time.monotonic() >= self._next_sweep:
                     self._next_sweep = time.monotonic() + self.settings.ingest_sweep_after_ms / 2000
                     await self.sweep()
@@ -171,21 +182,33 @@ class IngestWorker:
                 continue  # a long backlog, not a lost entry
             lost = DocumentRecord(
                 id=record.id, text_hash=record.text_hash, status=Status.FAILED,
-                error=LOST_ENTRY_ERROR, created_at=record.created_at,
+                error=LOST_ENTRY_ERROR, created_at=record.created_at, version=record.version,
             )  # fmt: skip
             if await self.store.put(
-                lost, expect_text_hash=record.text_hash, expect_status=Status.QUEUED
+                lost, expect_version=record.version, expect_status=Status.QUEUED
             ):
                 failed += 1
                 log.warning("document %s: %s", record.id, LOST_ENTRY_ERROR)
         return failed
 
-    async def process(self, deliveries: Sequence[Delivery]) -> None:
-        """Indexes a batch, renewing its lease (a heartbeat) until it is done."""
+    async def process(
+        self, deliveries: Sequence[Delivery], stop: asyncio.Event | None = None
+    ) -> None:
+        """Indexes a batch, renewing its lease (a heartbeat) until it is done. While the store
+        or the queue fails, the batch stays in hand and is tried again (what was written is
+        found written): an outage spends no delivery. Given up only when `stop` is set."""
         done = asyncio.Event()
         heartbeat = asyncio.create_task(self._heartbeat([d.entry_id for d in deliveries], done))
         try:
-            await self._process(deliveries)
+            while True:
+                try:
+                    await self._process(deliveries)
+                    return
+                except (QueueUnavailable, StoreError) as exc:
+                    if stop is not None and stop.is_set():
+                        raise
+                    log.warning("worker %s: batch kept, tried again: %s", self.consumer, exc)
+                    await self._pause(stop or asyncio.Event())
         finally:
             # Stopped by the event, not by cancel(): a cancellation that lands inside a Redis
             # call can come out as a connection error, which the beat would take for a failed
@@ -216,13 +239,13 @@ class IngestWorker:
                 live.append(d)
         # An unreadable record counts as absent: its entry is stale, a new POST rewrites it.
         metas = await readable_records(self.store, [d.job.doc_id for d in live])
-        todo: list[tuple[Delivery, DocumentRecord, str]] = []
+        todo: list[tuple[Delivery, DocumentRecord, int]] = []
         for d, meta in zip(live, metas, strict=True):
             expect = write_over(meta, d.job)
             if meta is None or expect is None:
-                done.append(d.entry_id)  # deleted or re-posted since: this entry is stale
+                done.append(d.entry_id)  # deleted, re-posted or appended: this entry is stale
             elif (
-                expect == d.job.text_hash
+                expect == d.job.version
                 and meta.status == Status.INDEXED
                 and is_current(meta, self.models)
             ):
@@ -240,12 +263,13 @@ class IngestWorker:
         if docs:
             if self.metrics is not None:
                 self.metrics.ingest_batch_size.observe(len(docs))
-            for group in length_groups([len(doc.anon.tokens) for doc in docs], len(docs)):
+            lengths = [len(doc.anon.tokens) for doc in docs]
+            for group in length_groups(lengths, len(docs), self.settings.ingest_max_batch_tokens):
                 done += await self._index_group([docs[i] for i in group])
         await self.queue.ack(done)
 
     def _prepare(
-        self, todo: list[tuple[Delivery, DocumentRecord, str]]
+        self, todo: list[tuple[Delivery, DocumentRecord, int]]
     ) -> list[_Doc | tuple[Delivery, str]]:
         out: list[_Doc | tuple[Delivery, str]] = []
         limit = self.settings.max_document_tokens
@@ -292,12 +316,13 @@ class IngestWorker:
                 model_ids={mode: m.model_id for mode, m in self.models.items()},
                 created_at=doc.created_at,
                 states={mode: states[mode][i] for mode in self.models},
+                version=job.version,
             )
-            written = await self.store.put(record, expect_text_hash=doc.expect_hash)
-            if not written and doc.expect_hash != job.text_hash:
-                # The API marked the record queued for this text meanwhile (its write raced
+            written = await self.store.put(record, expect_version=doc.expect_version)
+            if not written and doc.expect_version != job.version:
+                # The API marked the record queued for this job meanwhile (its write raced
                 # ours): write over that instead.
-                written = await self.store.put(record, expect_text_hash=job.text_hash)
+                written = await self.store.put(record, expect_version=job.version)
             if written and self.metrics is not None:
                 self.metrics.documents_indexed.inc()
             done.append(doc.delivery.entry_id)
@@ -323,15 +348,16 @@ class IngestWorker:
     async def _give_up(self, delivery: Delivery, error: str) -> None:
         job = delivery.job
         [meta] = await readable_records(self.store, [job.doc_id])
-        if meta is not None and meta.text_hash == job.text_hash:
+        if meta is not None and write_over(meta, job) == job.version:
             failed = DocumentRecord(
                 id=job.doc_id,
                 text_hash=job.text_hash,
                 status=Status.FAILED,
                 error=error,
                 created_at=meta.created_at,
+                version=job.version,
             )
-            await self.store.put(failed, expect_text_hash=job.text_hash)
+            await self.store.put(failed, expect_version=job.version)
         await self.queue.dead_letter(delivery, error)
         if self.metrics is not None:
             self.metrics.documents_failed.inc()

@@ -30,9 +30,12 @@ class IngestJob:
     text: str
     text_hash: str
     candidates: list[str] | None = None
-    # The text hash of an indexed record this job replaces: the API enqueues such a job before
+    # The record version this job writes: its state is written only over a record of this
+    # version (or of `replaces`). 0: a job enqueued before versions existed.
+    version: int = 0
+    # The version of an indexed record this job replaces: the API enqueues such a job before
     # it marks the record queued, so a failed enqueue never drops a good state.
-    replaces: str | None = None
+    replaces: int | None = None
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":")).encode()
@@ -48,7 +51,9 @@ class IngestJob:
                 text=str(raw["text"]),
                 text_hash=str(raw["text_hash"]),
                 candidates=None if raw.get("candidates") is None else list(raw["candidates"]),
-                replaces=None if replaces is None else str(replaces),
+                version=int(raw.get("version", 0)),
+                # A job of an older build named the replaced text hash (a str): no version.
+                replaces=replaces if isinstance(replaces, int) else None,
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise MalformedEntry(f"malformed queue entry: {type(exc).__name__}: {exc}") from exc

@@ -7,6 +7,7 @@ bounded. RELIABILITY.md ("Ingestion and limits audit") lists each finding, fix a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sqlite3
 import time
@@ -154,16 +155,19 @@ async def test_reindex_whose_record_is_marked_while_the_worker_encodes(
     _settings, store, queue, worker = rig
     await enqueue_document(store, queue, "r", HARBOUR)
     await drain(queue, worker)
-    old, new = text_hash(HARBOUR), text_hash(ORCHARD)
-    # The API's order for an indexed document: the job first (replacing the old hash) ...
-    await queue.enqueue(IngestJob("r", ORCHARD, new, replaces=old))
+    new = text_hash(ORCHARD)
+    [old, version] = await store.new_versions(2)
+    indexed = await store.get("r", modes=None)
+    assert await store.put(dataclasses.replace(indexed, version=old))
+    # The API's order for an indexed document: the job first (replacing the old version) ...
+    await queue.enqueue(IngestJob("r", ORCHARD, new, version=version, replaces=old))
     loop = asyncio.get_running_loop()
     real = worker_module.encode_group
-    marked = DocumentRecord(id="r", text_hash=new, status=Status.QUEUED)
+    marked = DocumentRecord(id="r", text_hash=new, status=Status.QUEUED, version=version)
 
     def encode_while_the_api_marks(models: Any, token_lists: Any) -> Any:
         # ... then the record, written while the worker encodes (after it read the record).
-        mark = store.put(marked, expect_text_hash=old)
+        mark = store.put(marked, expect_version=old)
         assert asyncio.run_coroutine_threadsafe(mark, loop).result(10)
         return real(models, token_lists)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import time
@@ -137,26 +138,45 @@ async def test_queued_lists_old_queued_records_only(store: DocumentStore) -> Non
 
 
 async def test_expect_status_writes_only_over_that_status(store: DocumentStore) -> None:
-    queued = DocumentRecord(id="doc-s", text_hash="h", status=Status.QUEUED)
+    queued = DocumentRecord(id="doc-s", text_hash="h", status=Status.QUEUED, version=3)
     assert await store.put(queued)
     with pytest.raises(ValueError):
-        await store.put(queued, expect_status=Status.QUEUED)  # needs the hash too
-    assert not await store.put(queued, expect_text_hash="h", expect_status=Status.INDEXED)
-    assert await store.put(queued, expect_text_hash="h", expect_status=Status.QUEUED)
-    assert not await store.put(queued, expect_text_hash="other", expect_status=Status.QUEUED)
+        await store.put(queued, expect_status=Status.QUEUED)  # needs the version too
+    assert not await store.put(queued, expect_version=3, expect_status=Status.INDEXED)
+    assert await store.put(queued, expect_version=3, expect_status=Status.QUEUED)
+    assert not await store.put(queued, expect_version=4, expect_status=Status.QUEUED)
 
 
-async def test_expect_text_hash_guards_against_late_writes(store: DocumentStore) -> None:
-    late = make_record("doc-1", text_hash="old")
-    assert await store.put(late, expect_text_hash="old") is False  # nothing stored yet
+async def test_expect_version_guards_against_late_writes(store: DocumentStore) -> None:
+    late = dataclasses.replace(make_record("doc-1", text_hash="a"), version=1)
+    assert await store.put(late, expect_version=1) is False  # nothing stored yet
     assert await store.get("doc-1") is None
-    await store.put(DocumentRecord(id="doc-1", text_hash="new", status=Status.QUEUED))
-    assert await store.put(late, expect_text_hash="old") is False
+    # A -> B -> A: the text hash is A's again, the version is not.
+    await store.put(DocumentRecord(id="doc-1", text_hash="a", status=Status.QUEUED, version=5))
+    assert await store.put(late, expect_version=1) is False
     got = await store.get("doc-1")
-    assert got is not None and got.text_hash == "new" and got.states == {}
-    assert await store.put(make_record("doc-1", text_hash="new"), expect_text_hash="new")
+    assert got is not None and got.version == 5 and got.states == {}
+    assert await store.put(dataclasses.replace(late, version=5), expect_version=5)
     got = await store.get("doc-1", modes=())
-    assert got is not None and got.status is Status.INDEXED
+    assert got is not None and got.status is Status.INDEXED and got.version == 5
+
+
+async def test_a_record_without_a_version_reads_as_version_0(store: DocumentStore) -> None:
+    await store.put(DocumentRecord(id="old", text_hash="h", status=Status.QUEUED))
+    got = await store.get("old", modes=())
+    assert got is not None and got.version == 0
+    assert await store.put(DocumentRecord(id="old", text_hash="h", status=Status.FAILED),
+                           expect_version=0)  # fmt: skip
+
+
+async def test_new_versions_are_never_handed_out_twice(store: DocumentStore) -> None:
+    taken = await asyncio.gather(*(store.new_versions(n) for n in (1, 3, 1, 2) * 5))
+    numbers = [v for r in taken for v in r]
+    assert len(numbers) == len(set(numbers)) == 35
+    assert all(list(r) == sorted(r) and len(r) > 0 for r in taken)
+    assert min((await store.new_versions(1))) > max(numbers)
+    with pytest.raises(ValueError):
+        await store.new_versions(0)
 
 
 async def test_delete_removes_record_and_states(store: DocumentStore) -> None:
@@ -303,7 +323,7 @@ async def test_listing_skips_deleted_documents_and_ends_exactly(store: DocumentS
     last = await store.list_documents(2, first.next_cursor)
     assert [d for d, _ in last.documents] == ["d3", "d5"] and last.next_cursor is None
     # A late conditional write of a deleted document does not bring it back to the listing.
-    assert not await store.put(make_record("d1", text_hash="h"), expect_text_hash="h")
+    assert not await store.put(make_record("d1", text_hash="h"), expect_version=0)
     assert [d for d, _ in (await store.list_documents(10)).documents] == ["d0", "d2", "d3", "d5"]
     with pytest.raises(ValueError, match="limit"):
         await store.list_documents(0)
