@@ -36,7 +36,9 @@ ModesSetting = Annotated[list[Mode], NoDecode, BeforeValidator(_list_setting)]
 
 class Settings(BaseSettings):
     # hide_input_in_errors: a ValidationError printed or logged never shows a key.
-    model_config = SettingsConfigDict(env_prefix="CHEAPQA_", extra="ignore", hide_input_in_errors=True)
+    model_config = SettingsConfigDict(
+        env_prefix="CHEAPQA_", extra="ignore", hide_input_in_errors=True
+    )
 
     # --- store ---
     store_url: str = Field(

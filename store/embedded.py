@@ -8,6 +8,7 @@ same commit. Writes take a lock in this process and `BEGIN IMMEDIATE` across pro
 from __future__ import annotations
 
 import asyncio
+import functools
 import queue
 import sqlite3
 import threading
@@ -177,12 +178,12 @@ class SqliteDocumentStore:
         found: list[tuple[str, Status]] = []
         after = cursor or ""
         while len(found) <= limit:
-            rows = await self._run(lambda: read(after))
+            rows = await self._run(functools.partial(read, after))
             for doc_id, status in rows:
                 try:
-                    found.append((doc_id, Status(status)))
-                except ValueError as exc:  # a corrupt record: skipped, never the page's end
-                    report_corrupt(doc_id, CorruptRecord(f"status {status!r}: {exc}"))
+                    found.append((doc_id, Status(str(status))))
+                except ValueError:  # a corrupt record: skipped, never the page's end
+                    report_corrupt(doc_id, CorruptRecord(f"unreadable status {status!r}"))
             if len(rows) <= limit:
                 break
             after = rows[-1][0]

@@ -18,9 +18,10 @@ batch is in hand its lease is renewed every third of `ingest_claim_idle_ms` (a h
 so a long batch is not handed to another worker while it still runs.
 
 A job whose `replaces` version the record still holds is a re-index enqueued before its
-record was marked queued: it is indexed, written over that version. Every `ingest_sweep_after_ms / 2`
-the worker sweeps records `queued` for longer than `ingest_sweep_after_ms` whose queue entry
-is gone (an enqueue that failed, and no retry came): they become `failed`, "post it again".
+record was marked queued: it is indexed, written over that version. Every
+`ingest_sweep_after_ms / 2` the worker sweeps records `queued` for longer than
+`ingest_sweep_after_ms` whose queue entry is gone (an enqueue that failed, and no retry
+came): they become `failed`, "post it again".
 """
 
 from __future__ import annotations

@@ -68,7 +68,9 @@ async def test_a_corrupt_record_is_skipped_and_reported(
 ) -> None:
     async with app_client(modes=["linear"], store_url=store_url, serve_worker=True) as client:
         for doc_id, text in IDS.items():
-            assert (await client.post("/v1/documents", json={"id": doc_id, "text": text})).is_success
+            assert (
+                await client.post("/v1/documents", json={"id": doc_id, "text": text})
+            ).is_success
         for doc_id in IDS:
             await wait_status(client, doc_id, "indexed")
         corrupt(client, "b")
@@ -84,7 +86,9 @@ async def test_a_corrupt_record_is_skipped_and_reported(
         settings = runtime.settings.model_copy(update={"ingest_sweep_after_ms": 1})
         await runtime.store.put(DocumentRecord(id="lost", text_hash="h", status=Status.QUEUED))
         await asyncio.sleep(0.05)  # older than the sweep's 1 ms
-        worker = IngestWorker(settings, runtime.store, runtime.queue, runtime.models.by_mode, consumer="s")
+        worker = IngestWorker(
+            settings, runtime.store, runtime.queue, runtime.models.by_mode, consumer="s"
+        )
         assert await worker.sweep() == 1
         lost = (await client.get("/v1/documents/lost")).json()
         assert lost["status"] == "failed" and lost["error"] == LOST_ENTRY_ERROR

@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from store.queue.base import IngestQueue
 from service.ingest.worker import IngestWorker
 from store.base import DocumentStore
+from store.queue.base import IngestQueue
 from tests.redis_server import RedisProcess
 from tests.service.conftest import wait_status
 from tests.service.texts import APPENDIX, HARBOUR, ORCHARD
@@ -58,7 +58,9 @@ class Gate:
         await asyncio.wait_for(self.reached.wait(), 20)
 
 
-def hold_before(target: Any, name: str, gate: Gate, when: Callable[..., bool]) -> Callable[[], None]:
+def hold_before(
+    target: Any, name: str, gate: Gate, when: Callable[..., bool]
+) -> Callable[[], None]:
     """Wraps target.name so that the first call `when` picks waits at the gate first;
     returns the undo."""
     real = getattr(target, name)
@@ -170,7 +172,7 @@ async def test_repost_landing_inside_an_append_fails_the_append(
     indexed) before the append writes. Serial order: POST, then append over A's hash: the
     append is refused (412, or 409 to retry) and the document ends as B."""
     async with indexed(app_client, store_url, "d", HARBOUR) as client:
-        _, store, queue, _ = parts(client)
+        _, store, _, _ = parts(client)
         gate = Gate()
         # The append's write: an indexed record of neither A nor B.
         undo = hold_before(
@@ -269,4 +271,3 @@ async def test_identical_repost_while_indexing_keeps_the_indexed_state(
         assert accepted.json()["documents"][0]["enqueued"] is False
         assert (await client.get("/v1/documents/d")).json()["status"] == "indexed"
         assert await queue.depth() == 0
-

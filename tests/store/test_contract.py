@@ -174,7 +174,7 @@ async def test_new_versions_are_never_handed_out_twice(store: DocumentStore) -> 
     numbers = [v for r in taken for v in r]
     assert len(numbers) == len(set(numbers)) == 35
     assert all(list(r) == sorted(r) and len(r) > 0 for r in taken)
-    assert min((await store.new_versions(1))) > max(numbers)
+    assert min(await store.new_versions(1)) > max(numbers)
     with pytest.raises(ValueError):
         await store.new_versions(0)
 
