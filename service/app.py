@@ -31,6 +31,7 @@ from service.routers import answers, documents, health, models, page
 from service.settings import Settings
 from store.base import DocumentStore
 from store.bounded import BoundedStore
+from store.errors import StoreUnavailable
 from store.factory import is_embedded, open_queue, open_settings_store
 from store.queue.base import IngestQueue
 
@@ -103,6 +104,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Requests answer within redis_timeout_s even when Redis hangs (Redis connects lazily, so
     # one that is down now does not stop the app starting).
     store = runtime.store = open_settings_store(settings, bounded=True)
+    try:
+        await store.check_setup()  # an evicting Redis: the app refuses to start
+    except StoreUnavailable as exc:
+        log.warning("could not check the store's setup at start-up: %s", exc)
+    except BaseException:
+        await store.close()
+        raise
     queue = runtime.queue = open_queue(settings)
     batcher = runtime.batcher = QueryBatcher(
         settings.query_max_batch,

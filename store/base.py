@@ -74,6 +74,11 @@ class DocumentStore(Protocol):
         """Raises StoreUnavailable unless the backend answers."""
         ...
 
+    async def check_setup(self) -> None:
+        """Raises StoreMisconfigured when the backend may drop acknowledged writes by itself
+        (checked at start-up); a backend that cannot be asked now is logged, not refused."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -65,5 +65,8 @@ class BoundedStore:
     async def ping(self) -> None:
         await self._bounded(self.inner.ping())
 
+    async def check_setup(self) -> None:
+        await self._bounded(self.inner.check_setup())
+
     async def close(self) -> None:
         await self.inner.close()

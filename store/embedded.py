@@ -286,6 +286,9 @@ class SqliteDocumentStore:
 
         await self._run(ping)
 
+    async def check_setup(self) -> None:
+        return  # a SQLite file never drops a committed row by itself
+
     async def close(self) -> None:
         if self._closed:
             return

@@ -17,3 +17,8 @@ class StateCodecError(StoreError):
 
 class CorruptRecord(StoreError):
     """A document's stored metadata is unreadable: not JSON, or of another schema."""
+
+
+class StoreMisconfigured(StoreError):
+    """The backend is set up so that acknowledged writes could silently vanish (a Redis that
+    evicts keys): the service refuses to start on it."""

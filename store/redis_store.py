@@ -18,6 +18,7 @@ conditional write (the worker's).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -37,7 +38,7 @@ from store.base import (
     with_states,
 )
 from store.codec import Dtype
-from store.errors import StoreUnavailable
+from store.errors import StoreMisconfigured, StoreUnavailable
 from store.record import (
     DocumentRecord,
     Status,
@@ -46,6 +47,8 @@ from store.record import (
     meta_to_json,
     now,
 )
+
+log = logging.getLogger(__name__)
 
 # KEYS: meta, then one state key per mode in MODES order.
 # ARGV: check flag ("1" or "0"), expected version, expected status ("" any), meta JSON, then
@@ -226,10 +229,50 @@ class RedisDocumentStore:
         async with _redis_errors():
             await self.client.ping()
 
+    async def check_setup(self) -> None:
+        """Refuses a Redis whose maxmemory-policy may evict keys without a time to live (every
+        key here has none): `allkeys-*` would silently drop states, records and the queue's
+        entries once memory fills. `noeviction` (writes are refused, with a 503, instead) is
+        required; `volatile-*` never touches keys without a TTL, so it is accepted."""
+        try:
+            reply: Any = await self.client.config_get("maxmemory-policy")
+        except (RedisError, OSError) as exc:  # down now, or CONFIG disabled (managed Redis)
+            log.warning(
+                "could not read Redis's maxmemory-policy (%s: %s): make sure it is "
+                "noeviction; an allkeys-* policy silently drops acknowledged documents",
+                type(exc).__name__, exc,
+            )  # fmt: skip
+            return
+        for policy in _policies(reply):
+            if policy.startswith("allkeys"):
+                raise StoreMisconfigured(
+                    f"Redis maxmemory-policy is {policy}: it evicts documents, states and queue "
+                    "entries once memory fills; set it to noeviction (CONFIG SET "
+                    "maxmemory-policy noeviction, or in redis.conf)"
+                )
+
     async def close(self) -> None:
         # Closing the connections of an unreachable server has nothing left to do.
         with suppress(RedisError, OSError):
             await self.client.aclose()
+
+
+def _policies(reply: Any) -> list[str]:
+    """Every maxmemory-policy in a CONFIG GET reply: one node's {name: value}, or a cluster
+    client's {node: {name: value}}."""
+    if not isinstance(reply, dict):
+        return []
+    found = []
+    for key, value in reply.items():
+        if isinstance(value, dict):
+            found += _policies(value)
+        elif _text(key) == "maxmemory-policy":
+            found.append(_text(value))
+    return found
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _record(values: list[Any], modes: tuple[str, ...]) -> DocumentRecord | None:

@@ -374,8 +374,13 @@ async def run_worker(settings: Settings, metrics_port: int | None = None) -> Non
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    models = await asyncio.to_thread(load_models, settings)
     store = open_settings_store(settings)
+    try:
+        await store.check_setup()  # an evicting Redis: refused before anything is read
+    except BaseException:
+        await store.close()
+        raise
+    models = await asyncio.to_thread(load_models, settings)
     queue = open_queue(settings)
     metrics = Metrics()
     if metrics_port is not None:

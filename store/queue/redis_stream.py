@@ -1,11 +1,15 @@
 """The ingestion queue on a Redis Stream with one consumer group.
 
-    enqueue      XADD <prefix>:ingest * job <json>
+    enqueue      XADD <prefix>:ingest * job <json>, and INCRBY of {<prefix>:ingest}:bytes by
+                 the job's size (one script; the counter shares the stream's cluster slot)
     read         XAUTOCLAIM (every claim interval: entries idle longer than claim_idle_ms,
                  from consumers that died or batches that failed), else XREADGROUP >;
                  an entry that is not a job is dead-lettered there and then, alone
     extend       XCLAIM <ids> JUSTID with min-idle 0: the heartbeat of a long batch
-    ack          XACK + XDEL (the stream only holds work not yet done)
+    ack          XACK + XDEL, and DECRBY of the bytes the deleted entries held (one script:
+                 an entry already gone is not counted twice)
+    backlog      XLEN + GET of the bytes counter: counted, not sampled (MEMORY USAGE samples
+                 the first stream nodes only, and missed most of a stream of large entries)
     is_pending   XRANGE <id> <id>: acked entries are deleted, so present means pending
     dead_letter  XADD <prefix>:ingest:dead (id, hash, error; not the text), then XACK + XDEL
     cleanup      every claim interval, consumers idle longer than consumer_idle_ms with
@@ -54,6 +58,37 @@ return removed
 """
 
 
+# KEYS: the stream, its bytes counter. ARGV: the job. The counter grows by the job's size.
+_ENQUEUE = """
+local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
+redis.call('INCRBY', KEYS[2], string.len(ARGV[1]))
+return id
+"""
+
+# KEYS: the stream, its bytes counter. ARGV: group, then entry ids. Acks and deletes them, and
+# takes from the counter the size of those still in the stream (never below 0: entries added
+# before the counter existed were never counted).
+_ACK = """
+local freed = 0
+local ids = {}
+for i = 2, #ARGV do
+  ids[#ids + 1] = ARGV[i]
+  for _, entry in ipairs(redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])) do
+    local fields = entry[2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 'job' then freed = freed + string.len(fields[j + 1]) end
+    end
+  end
+end
+redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+redis.call('XDEL', KEYS[1], unpack(ids))
+if freed > 0 and redis.call('DECRBY', KEYS[2], freed) < 0 then
+  redis.call('SET', KEYS[2], 0)
+end
+return freed
+"""
+
+
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -70,6 +105,8 @@ class RedisStreamQueue:
     ) -> None:
         self.stream = f"{key_prefix}:ingest"
         self.dead_stream = f"{key_prefix}:ingest:dead"
+        # A hash tag of the stream's whole name: the same cluster slot as the stream.
+        self.bytes_key = f"{{{self.stream}}}:bytes"
         self.timeout_s = timeout_s
         self.claim_idle_ms = claim_idle_ms
         self.consumer_idle_ms = consumer_idle_ms
@@ -80,6 +117,8 @@ class RedisStreamQueue:
         self._group_ready = False
         self._next_claim = 0.0
         self._remove_idle = self._client.register_script(_REMOVE_IDLE_CONSUMERS)
+        self._enqueue = self._client.register_script(_ENQUEUE)
+        self._ack = self._client.register_script(_ACK)
 
     def _connect(self, socket_timeout: float) -> RedisClient:
         # The store's client: the same URLs (Redis Cluster too) and binary values.
@@ -95,7 +134,8 @@ class RedisStreamQueue:
             ) from exc
 
     async def enqueue(self, job: IngestJob) -> str:
-        entry_id = await self._call(lambda: self._client.xadd(self.stream, {b"job": job.to_json()}))
+        keys = [self.stream, self.bytes_key]
+        entry_id = await self._call(lambda: self._enqueue(keys=keys, args=[job.to_json()]))
         return _text(entry_id)
 
     async def is_pending(self, entry_id: str) -> bool:
@@ -117,8 +157,7 @@ class RedisStreamQueue:
         async def both() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)
             pipe.xlen(self.stream)
-            # An estimate from a few sampled entries: exact would read the whole stream.
-            pipe.memory_usage(self.stream, samples=5)
+            pipe.get(self.bytes_key)
             return await pipe.execute()
 
         depth, used = await self._call(both)
@@ -217,13 +256,8 @@ class RedisStreamQueue:
         if not entry_ids:
             return
 
-        async def ack_and_delete() -> None:
-            pipe = self._client.pipeline(transaction=True)
-            pipe.xack(self.stream, GROUP, *entry_ids)
-            pipe.xdel(self.stream, *entry_ids)
-            await pipe.execute()
-
-        await self._call(ack_and_delete)
+        keys = [self.stream, self.bytes_key]
+        await self._call(lambda: self._ack(keys=keys, args=[GROUP, *entry_ids]))
 
     async def dead_letter(self, delivery: Delivery, error: str) -> None:
         job = delivery.job
