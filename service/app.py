@@ -23,6 +23,7 @@ from service.batcher import QueryBatcher
 from service.deps import Runtime
 from service.errors import install_error_handlers
 from service.guard import RequestGuard, check_exposure
+from service.http_protocol import MAX_HEAD_BYTES, PROTOCOL
 from service.indexing import IndexingService
 from service.ingest.worker import IngestWorker
 from service.metrics import Metrics
@@ -187,8 +188,13 @@ def serve(settings: Settings, log_level: str = "info") -> None:
         host=settings.host,
         port=settings.port,
         log_level=log_level,
-        # Past this many connections at once uvicorn answers 503 rather than queueing more.
-        limit_concurrency=settings.limit_concurrency,
+        # A connection must deliver its request head within header_timeout_s of opening or
+        # of its last response (the protocol's deadline; uvicorn's keep-alive time is the
+        # same), so idle sockets are dropped. The concurrency limit is the guard's: requests
+        # in flight, not connections (uvicorn's limit_concurrency counted idle sockets too).
+        http=PROTOCOL,
+        timeout_keep_alive=settings.header_timeout_s,
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         # SIGTERM: stop accepting, finish requests, then the lifespan lets the worker finish
         # its batch.
         timeout_graceful_shutdown=30,

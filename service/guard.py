@@ -1,5 +1,8 @@
 """What every request passes before any of its body is read (pure ASGI middleware).
 
+0. The concurrency limit: past `limit_concurrency` requests in flight, 503 with Retry-After.
+   It counts requests, not connections: a socket that has not sent a complete head is not a
+   request yet (service/http_protocol.py drops it after `header_timeout_s`).
 1. The API key: on /v1 when `api_keys` are set, and on /metrics, /readyz, /docs and
    /openapi.json too with `protect_ops_routes`. A request without a valid key gets its 401
    before a byte of its body is read. This is the one check; the routers only declare the
@@ -91,11 +94,26 @@ class RequestGuard:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
         self.settings = settings
+        self.in_flight = 0  # requests whose head is in and whose answer is not yet sent
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if self.in_flight >= self.settings.limit_concurrency:
+            response = error_response(
+                503, "overloaded", "too many requests in flight; retry later",
+                {"limit_concurrency": self.settings.limit_concurrency}, {"Retry-After": "1"},
+            )  # fmt: skip
+            await response(scope, receive, send)
+            return
+        self.in_flight += 1
+        try:
+            await self._checked(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
         settings = self.settings
         if needs_key(scope["path"], settings):
             token = bearer_token(scope)

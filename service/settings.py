@@ -99,9 +99,9 @@ class Settings(BaseSettings):
         description="Requests served at once (in flight, counted once their head is in: idle "
         "connections do not count); more get 503 with Retry-After.",
     )
-    header_timeout_s: float = Field(
-        default=5.0,
-        gt=0,
+    header_timeout_s: int = Field(
+        default=5,
+        ge=1,
         description="A connection must deliver a complete request head within this of opening "
         "(or of its last response; the keep-alive idle time too), else it is closed.",
     )
