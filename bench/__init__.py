@@ -3,6 +3,8 @@ tester and the soak. Production code (`service/`, `store/`, `encoder/`) never im
 
 common: what the benches share (default data path, Goal, JSON reports, mode lists, percentiles);
 corpus: real text cut into documents with cloze questions; random_readers: random-init readers
-of the default size; lookup, store, stages: in-process benches; runner, report, server,
-loadtest, soak: the HTTP load tester and the soak.
+(of the default size, or tiny ones for the tests); lookup, store, stages: in-process benches;
+load_generator (sends the load), load_orchestrator (starts a server, loads it, stops it),
+spawn (starts `cheapqa serve` and waits for /readyz), report, soak: the HTTP load tester and
+the soak.
 """

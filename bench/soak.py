@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import LoadDocument
+from bench.load_generator import LoadPlan, answers_requests, client_for, index_documents, run_phase
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
-from bench.runner import LoadPlan, answers_requests, client_for, index_documents, run_phase
-from bench.server import serve
+from bench.spawn import serve
 from cheapqa_client.client import (
     ApiRequest,
     AsyncClient,

@@ -32,8 +32,8 @@ from typing import Any
 import httpx
 
 from bench.corpus import LoadDocument
+from bench.load_generator import index_documents
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
-from bench.runner import index_documents
 from cheapqa_client.client import ApiRequest, AsyncClient, answers_request
 from encoder.model.modes import Mode
 from service.answering import answers_body, prepare_queries, rank_answers

@@ -1,5 +1,5 @@
 """`cheapqa loadtest`: drive a running service (--url) or one it starts itself (--spawn).
-The work is in `bench/runner.py` and `bench/loadtest.py`."""
+The work is in `bench/load_generator.py` and `bench/load_orchestrator.py`."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from service.settings import Settings
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from bench.corpus import CorpusError, load_corpus
-    from bench.loadtest import load_spawned
+    from bench.load_generator import LoadError, LoadPlan, LoadReport, run_load
+    from bench.load_orchestrator import load_spawned
     from bench.report import format_phases
-    from bench.runner import LoadError, LoadPlan, LoadReport, run_load
-    from bench.server import ServerError
+    from bench.spawn import ServerError
 
     if (args.url is None) == (not args.spawn):
         print("error: give exactly one of --url URL and --spawn", file=sys.stderr)

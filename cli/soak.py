@@ -16,9 +16,9 @@ from service.settings import Settings
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from bench.corpus import CorpusError, load_corpus
-    from bench.runner import LoadError
-    from bench.server import ServerError
+    from bench.load_generator import LoadError
     from bench.soak import soak_spawned
+    from bench.spawn import ServerError
 
     try:
         corpus = load_corpus(args.data, args.text_file)

@@ -9,20 +9,18 @@ serve` on a free loopback port with the embedded store in a temporary folder and
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
+
+from bench.spawn import serve
 
 # Written for this screenshot (invented events).
 TEXT = (
@@ -37,26 +35,10 @@ QUESTION = "Who promised to return in the spring?"
 
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/demo.png")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "CHEAPQA_DATA_DIR": tmp, "CHEAPQA_STORE_URL": ""}
-        server = subprocess.Popen(
-            [".venv/bin/cheapqa", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(300):
-                try:
-                    if httpx.get(url + "/readyz", timeout=2, trust_env=False).is_success:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.2)
+        env = {"CHEAPQA_DATA_DIR": tmp, "CHEAPQA_STORE_URL": ""}
+        with serve(env, Path(tmp) / "serve.log") as server:
+            url = server.url
             options = webdriver.ChromeOptions()
             options.binary_location = "/usr/bin/chromium"
             for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
@@ -82,9 +64,6 @@ def main() -> int:
                 browser.save_screenshot(str(out))
             finally:
                 browser.quit()
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
     print(f"wrote {out}")
     return 0
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import redis
 
-from tests.redis_server import RedisProcess, free_port
+from bench.spawn import free_port
+from tests.redis_server import RedisProcess
 
 
 class RedisClusterProcesses:

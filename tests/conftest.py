@@ -9,7 +9,7 @@ import pytest
 import redis
 import torch
 
-from tests.processes import Process
+from bench.spawn import CheapqaProcess
 from tests.redis_server import find_or_start
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -26,8 +26,8 @@ def one_thread() -> Iterator[None]:
 
 
 @pytest.fixture
-def processes() -> Iterator[list[Process]]:
-    started: list[Process] = []
+def processes() -> Iterator[list[CheapqaProcess]]:
+    started: list[CheapqaProcess] = []
     yield started
     for p in started:  # always stopped, whatever the test did
         p.stop()

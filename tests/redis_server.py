@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -17,13 +16,9 @@ from pathlib import Path
 
 import redis
 
+from bench.spawn import free_port
+
 DEFAULT_URL = "redis://127.0.0.1:6379/15"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def answers(url: str) -> bool:

@@ -7,7 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from service.settings import Settings
-from tests.processes import ROOT
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_settings_read_prefixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:

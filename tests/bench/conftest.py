@@ -6,35 +6,23 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
-from bench.random_readers import corpus_vocabulary
-from encoder.model.checkpoint import save_checkpoint
-from encoder.model.config import ReaderConfig
+from bench.random_readers import corpus_vocabulary, write_random_checkpoints
 from encoder.model.modes import MODES
-from encoder.model.reader import Reader
 from service.settings import Settings
 from tests.bench.texts import QUESTIONS_JSONL, STORY
 
 MAX_ENTITIES = 20
+TINY = {"embed_dim": 8, "hidden_size": 12, "dropout": 0.0}
 
 
 @pytest.fixture(scope="session")
 def tiny_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("tiny-checkpoints")
     vocab = corpus_vocabulary([STORY], max_entities=MAX_ENTITIES)
-    for i, mode in enumerate(MODES):
-        torch.manual_seed(i)
-        config = ReaderConfig(
-            mode=mode,
-            vocab_size=len(vocab),
-            embed_dim=8,
-            hidden_size=12,
-            max_entities=MAX_ENTITIES,
-            dropout=0.0,
-        )
-        save_checkpoint(directory / f"{mode}.pt", Reader(config).eval(), vocab, {"test": True})
-    return directory
+    directory = tmp_path_factory.mktemp("tiny-checkpoints")
+    return write_random_checkpoints(
+        directory, MODES, vocab, sizes=lambda mode: TINY, meta={"test": True}
+    )
 
 
 @pytest.fixture

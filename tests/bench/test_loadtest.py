@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from bench.corpus import LoadDocument, load_text_corpus
-from bench.runner import LoadError, LoadPlan, run_load
+from bench.load_generator import LoadError, LoadPlan, run_load
 from cli.main import main
 from service.app import create_app
 from service.settings import Settings

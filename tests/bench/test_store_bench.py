@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.spawn import free_port
 from bench.store import (
     LatencyPlan,
     StoreBenchReport,
@@ -15,7 +16,6 @@ from bench.store import (
 )
 from cli.main import main
 from store.codec import HEADER_BYTES
-from tests.redis_server import free_port
 
 
 def test_bench_store_json_measures_both_backends(

@@ -20,6 +20,7 @@ import httpx
 import pytest
 import redis
 
+from bench.spawn import free_port
 from encoder.model.checkpoint import load_checkpoint, save_checkpoint
 from encoder.model.vocab import Vocabulary
 from service.errors import Overloaded, install_error_handlers
@@ -29,7 +30,7 @@ from service.readers import load_models
 from store.factory import open_queue, open_store
 from store.queue.base import IngestJob, QueueUnavailable
 from store.record import DocumentRecord, Status, text_hash
-from tests.redis_server import RedisProcess, free_port
+from tests.redis_server import RedisProcess
 from tests.service.conftest import SettingsFactory, wait_status
 from tests.service.texts import HARBOUR, ORCHARD
 

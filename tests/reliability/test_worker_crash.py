@@ -22,15 +22,16 @@ import httpx
 import pytest
 import redis
 
+from bench.spawn import CheapqaProcess
 from service.readers import load_models
 from store.base import DocumentStore
 from store.factory import open_store
 from store.queue.base import IngestJob
 from store.queue.redis_stream import GROUP, RedisStreamQueue
 from store.record import Status
-from tests.processes import Process, base_env
 from tests.redis_server import RedisProcess
 from tests.reliability.corpus import encode_alone, make_documents, state_difference
+from tests.service.helpers import base_env
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +60,7 @@ def doc_of_entry(client: redis.Redis, stream: str, entry_id: bytes | str) -> str
 
 
 async def stop_with_entries_in_hand(
-    raw: redis.Redis, store: DocumentStore, stream: str, victim: Process
+    raw: redis.Redis, store: DocumentStore, stream: str, victim: CheapqaProcess
 ) -> bool:
     """Freezes the victim (SIGSTOP) at a moment it holds un-acked entries, best when it has
     already written some of them (a redelivery must then not write them again); returns
@@ -97,7 +98,7 @@ async def test_sigkill_mid_batch_loses_and_corrupts_nothing(
     app_client: Any,
     make_settings: Any,
     checkpoint_dir: Path,
-    processes: list[Process],
+    processes: list[CheapqaProcess],
     private_redis: RedisProcess,
     tmp_path: Path,
 ) -> None:
@@ -123,10 +124,11 @@ async def test_sigkill_mid_batch_loses_and_corrupts_nothing(
     started = time.monotonic()
     try:
         async with app_client(store_url=redis_url, key_prefix=prefix, serve_worker=False) as client:
-            victim = Process(
+            victim = CheapqaProcess(
                 ["worker", "--log-level", "warning"],
                 {**env, "CHEAPQA_CONSUMER_NAME": "victim"},
                 tmp_path / "victim.log",
+                inherit_settings=False,
             )
             processes.append(victim)
             await post_all(client, texts)
@@ -146,10 +148,11 @@ async def test_sigkill_mid_batch_loses_and_corrupts_nothing(
             assert written_not_acked or not caught_writing
 
             killed_at = time.monotonic()
-            survivor = Process(
+            survivor = CheapqaProcess(
                 ["worker", "--log-level", "warning"],
                 {**env, "CHEAPQA_CONSUMER_NAME": "survivor"},
                 tmp_path / "survivor.log",
+                inherit_settings=False,
             )
             processes.append(survivor)
             deadline = time.monotonic() + 120

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.spawn import start_serve
 from service.app import create_app
 from service.settings import Settings
-from tests.processes import base_env, start_serve
-from tests.service.helpers import build_checkpoints
+from tests.service.helpers import base_env, build_checkpoints
 
 
 @pytest.fixture(scope="session")
@@ -28,7 +28,8 @@ def live_server_url(
     """One `cheapqa serve` subprocess (embedded store, the tiny checkpoints) shared by the
     tests of the client, the client commands and the demo page; each uses its own ids."""
     tmp = tmp_path_factory.mktemp("live-server")
-    url, server = start_serve(base_env(checkpoint_dir, tmp / "data"), tmp / "serve.log")
+    env = base_env(checkpoint_dir, tmp / "data")
+    url, server = start_serve(env, tmp / "serve.log", inherit_settings=False)
     try:
         yield url
     finally:

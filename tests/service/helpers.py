@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import torch
 
-from encoder.model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from encoder.model.config import ReaderConfig
-from encoder.model.modes import MODES
+from bench.random_readers import write_random_checkpoints
+from encoder.model.checkpoint import Checkpoint, load_checkpoint
+from encoder.model.modes import MODES, Mode
 from encoder.model.reader import Reader
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import anonymise_document, anonymise_query
@@ -19,6 +19,16 @@ from tests.service.texts import APPENDIX, DOCUMENTS, QUESTIONS
 
 MAX_ENTITIES = 20
 HIDDEN = 16
+
+
+def base_env(checkpoint_dir: Path, data_dir: Path) -> dict[str, str]:
+    """The CHEAPQA_* settings of a `cheapqa` process the tests start (bench/spawn.py)."""
+    return {
+        "CHEAPQA_CHECKPOINT_DIR": str(checkpoint_dir),
+        "CHEAPQA_DATA_DIR": str(data_dir),
+        "CHEAPQA_STATE_DTYPE": "float32",
+        "CHEAPQA_INGEST_BLOCK_MS": "100",
+    }
 
 
 def build_checkpoints(
@@ -34,26 +44,23 @@ def build_checkpoints(
     ]
     token_lists += [q.lower().split() for qs in QUESTIONS.values() for q in qs]
     vocab = Vocabulary.build(token_lists, max_entities=MAX_ENTITIES, min_count=1)
-    for i, mode in enumerate(MODES):
-        torch.manual_seed(seed * 100 + i)
-        config = ReaderConfig(
-            mode=mode,
-            vocab_size=len(vocab),
-            embed_dim=12,
-            hidden_size=HIDDEN,
-            max_entities=max_entities,
-            dropout=0.0,
-            mention_prior=mode != "mentions",  # that mode points at the mentions themselves
-        )
-        reader = Reader(config).eval()
-        if config.mention_prior:
-            with torch.no_grad():
-                # Large enough that an answer route which dropped or miscounted the document's
-                # mentions would no longer match the forward pass (which counts its markers).
-                reader.mention_weight.fill_(1.0)
-                reader.mention_gate.normal_(0.0, 0.3)
-        save_checkpoint(directory / f"{mode}.pt", reader, vocab, meta or {"test": True})
-    return directory
+
+    def sizes(mode: Mode) -> dict[str, Any]:
+        # The mentions mode points at the mentions themselves: it has no mention prior.
+        return {"embed_dim": 12, "hidden_size": HIDDEN, "max_entities": max_entities,
+                "dropout": 0.0, "mention_prior": mode != "mentions"}  # fmt: skip
+
+    def strong_mention_prior(reader: Reader) -> None:
+        # Large enough that an answer route which dropped or miscounted the document's
+        # mentions would no longer match the forward pass (which counts its markers).
+        if reader.config.mention_prior:
+            reader.mention_weight.fill_(1.0)
+            reader.mention_gate.normal_(0.0, 0.3)
+
+    return write_random_checkpoints(
+        directory, MODES, vocab, seed, sizes=sizes, adjust=strong_mention_prior,
+        meta=meta or {"test": True},
+    )  # fmt: skip
 
 
 def forward_probabilities(

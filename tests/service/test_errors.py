@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.redis_server import free_port
+from bench.spawn import free_port
 from tests.service.conftest import AppClient, wait_status
 from tests.service.helpers import build_checkpoints
 from tests.service.texts import HARBOUR, ORCHARD, QUESTIONS

@@ -13,26 +13,24 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.server import child_processes
+from bench.spawn import CheapqaProcess, child_processes, free_port, start_serve
 from encoder.model.modes import MODES
-from tests.processes import Process, base_env, start_serve
-from tests.redis_server import free_port
-from tests.service.helpers import assert_matches_forward, forward_probabilities, load
+from tests.service.helpers import assert_matches_forward, base_env, forward_probabilities, load
 from tests.service.texts import DOCUMENTS, QUESTIONS
 
 pytestmark = pytest.mark.slow
 
 
-def assert_clean_exit(server: Process) -> None:
+def assert_clean_exit(server: CheapqaProcess) -> None:
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to exit with it.
     assert server.stop() in (0, -signal.SIGTERM), server.output()
     assert "Traceback" not in server.output(), server.output()
 
 
 def start_server(
-    processes: list[Process], env: dict[str, str], tmp_path: Path
-) -> tuple[httpx.Client, Process]:
-    url, server = start_serve(env, tmp_path / "serve.log")
+    processes: list[CheapqaProcess], env: dict[str, str], tmp_path: Path
+) -> tuple[httpx.Client, CheapqaProcess]:
+    url, server = start_serve(env, tmp_path / "serve.log", inherit_settings=False)
     processes.append(server)
     return httpx.Client(base_url=url, timeout=10), server
 
@@ -63,7 +61,7 @@ def index_and_check_answers(client: httpx.Client, checkpoint_dir: Path) -> None:
 
 
 def test_serve_alone_with_the_embedded_store(
-    processes: list[Process], checkpoint_dir: Path, tmp_path: Path
+    processes: list[CheapqaProcess], checkpoint_dir: Path, tmp_path: Path
 ) -> None:
     client, server = start_server(processes, base_env(checkpoint_dir, tmp_path / "d"), tmp_path)
     try:
@@ -76,7 +74,7 @@ def test_serve_alone_with_the_embedded_store(
 
 
 def test_serve_and_a_separate_worker_over_redis(
-    processes: list[Process], checkpoint_dir: Path, tmp_path: Path, redis_url: str
+    processes: list[CheapqaProcess], checkpoint_dir: Path, tmp_path: Path, redis_url: str
 ) -> None:
     env = base_env(checkpoint_dir, tmp_path / "d")
     env.update(CHEAPQA_STORE_URL=redis_url, CHEAPQA_KEY_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}")
@@ -84,10 +82,11 @@ def test_serve_and_a_separate_worker_over_redis(
     try:
         assert client.get("/readyz").json()["worker"] is False  # serve only serves
         metrics_port = free_port()
-        worker = Process(
+        worker = CheapqaProcess(
             ["worker", "--log-level", "warning", "--metrics-port", str(metrics_port)],
             env,
             tmp_path / "worker.log",
+            inherit_settings=False,
         )
         processes.append(worker)
         index_and_check_answers(client, checkpoint_dir)
@@ -103,7 +102,7 @@ def test_serve_and_a_separate_worker_over_redis(
 
 
 def test_embedded_store_shared_with_a_separate_worker_process(
-    processes: list[Process], checkpoint_dir: Path, tmp_path: Path
+    processes: list[CheapqaProcess], checkpoint_dir: Path, tmp_path: Path
 ) -> None:
     # Both processes open the same SQLite files: the queue's leases work across processes.
     env = base_env(checkpoint_dir, tmp_path / "d")
@@ -115,7 +114,12 @@ def test_embedded_store_shared_with_a_separate_worker_process(
         assert response.status_code == 202
         time.sleep(0.3)
         assert client.get("/v1/documents/h").json()["status"] == "queued"  # nobody indexes
-        worker = Process(["worker", "--log-level", "warning"], env, tmp_path / "worker.log")
+        worker = CheapqaProcess(
+            ["worker", "--log-level", "warning"],
+            env,
+            tmp_path / "worker.log",
+            inherit_settings=False,
+        )
         processes.append(worker)
         deadline = time.monotonic() + 60
         while client.get("/v1/documents/h").json()["status"] != "indexed":
@@ -137,7 +141,11 @@ def test_embedded_store_shared_with_a_separate_worker_process(
 
 @pytest.mark.parametrize("store", ["embedded", "redis"])
 def test_two_server_processes_on_one_port(
-    processes: list[Process], checkpoint_dir: Path, tmp_path: Path, redis_url: str, store: str
+    processes: list[CheapqaProcess],
+    checkpoint_dir: Path,
+    tmp_path: Path,
+    redis_url: str,
+    store: str,
 ) -> None:
     # CHEAPQA_WORKERS=2: uvicorn's processes share the port; each loads the models and (here)
     # runs an ingestion worker, and either may answer any request.

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import redis
 
+from bench.spawn import free_port
 from store.queue.base import IngestJob, QueueUnavailable
 from store.queue.embedded import EmbeddedQueue
 from store.queue.redis_stream import RedisStreamQueue
-from tests.redis_server import free_port
 
 CLAIM_MS = 600  # long enough that a loaded machine does not see a lease lapse early
 QueueFactory = Callable[[], Any]

@@ -5,12 +5,12 @@ import pytest
 import redis
 from redis.crc import key_slot
 
+from bench.spawn import free_port
 from connections.redis_client import split_cluster
 from encoder.model.modes import MODES
 from store.errors import StateCodecError, StoreUnavailable
 from store.factory import open_store
 from store.redis_store import RedisDocumentStore
-from tests.redis_server import free_port
 from tests.store.test_contract import make_record
 
 

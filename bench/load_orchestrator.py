@@ -1,7 +1,8 @@
-"""The load test (`cheapqa loadtest`) against a running service or one it starts itself.
+"""The load test's orchestration (`cheapqa loadtest --spawn`): a server started for it
+(bench/spawn.py), loaded (bench/load_generator.py), stopped.
 
 `load_spawned` starts `cheapqa serve` on loopback (embedded store, or a Redis under a key
-prefix of its own that is removed afterwards), runs `run_load` against it, and stops it.
+prefix of its own that is removed afterwards), runs the load against it, and stops it.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.corpus import LoadDocument
+from bench.load_generator import LoadReport
 from bench.random_readers import corpus_vocabulary, write_random_checkpoints
-from bench.runner import LoadReport
-from bench.server import serve
+from bench.spawn import serve
 from encoder.model.modes import Mode
 
 # Runs the load against a base URL (and the server's pid, when this process started it).

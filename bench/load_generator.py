@@ -1,7 +1,8 @@
-"""The load generator: index documents, wait for them, then drive `answers` (and optionally a
-trivial endpoint) through the Python client (`cheapqa_client.AsyncClient`: its requests, its
-connection pool, its headers), closed loop or open loop, bounded by time and count. The
-measured requests go out once each (`AsyncClient.send`: no retry, a 429 counts as a 429).
+"""The load generator (what sends the load): index documents, wait for them, then drive
+`answers` (and optionally a trivial endpoint) through the Python client
+(`cheapqa_client.AsyncClient`: its requests, its connection pool, its headers), closed loop
+or open loop, bounded by time and count. The measured requests go out once each
+(`AsyncClient.send`: no retry, a 429 counts as a 429).
 
 Closed loop: `concurrency` workers each send a request as soon as their last one ended, so the
 offered load follows the server. Open loop: request i is due at start + i/rate whatever the
@@ -23,7 +24,7 @@ import httpx
 
 from bench.corpus import LoadDocument
 from bench.report import PhaseResult, Ratio, ratios
-from bench.server import process_cpu_seconds
+from bench.spawn import process_cpu_seconds
 from cheapqa_client.client import (
     ApiRequest,
     AsyncClient,
