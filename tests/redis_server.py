@@ -1,8 +1,9 @@
 """Finding or starting a Redis server for the tests.
 
-Order: CHEAPQA_TEST_REDIS_URL; else 127.0.0.1:6379 (database 15, which the tests flush);
-else a `redis-server` the tests start on a free loopback port in a temporary directory.
-Under CI=true a Redis that cannot be had is an error, never a skip.
+CHEAPQA_TEST_REDIS_URL names one (its database is flushed by the tests); else the tests start
+a `redis-server` of their own on a free loopback port in a temporary directory, so they never
+flush a database of whatever Redis answers on 6379. Under CI=true a Redis that cannot be had
+is an error, never a skip.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from pathlib import Path
 import redis
 
 from bench.spawn import free_port
-
-DEFAULT_URL = "redis://127.0.0.1:6379/15"
 
 
 def answers(url: str) -> bool:
@@ -96,8 +95,6 @@ def find_or_start() -> tuple[str | None, RedisProcess | None, str]:
     url = os.environ.get("CHEAPQA_TEST_REDIS_URL")
     if url:
         return (url, None, "") if answers(url) else (None, None, f"nothing answers at {url}")
-    if answers(DEFAULT_URL):
-        return DEFAULT_URL, None, ""
     try:
         proc = RedisProcess().start()
     except RuntimeError as exc:
