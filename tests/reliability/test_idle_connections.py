@@ -20,8 +20,9 @@ from urllib.parse import urlsplit
 import httpx
 from starlette.types import Receive, Scope, Send
 
+from bench.spawn import start_serve
 from service.guard import RequestGuard
-from tests.processes import base_env, start_serve
+from tests.service.helpers import base_env
 
 IDLE_SOCKETS = 1100
 KEY = "idle-test-key"
@@ -70,7 +71,7 @@ def test_idle_sockets_neither_block_requests_nor_stay_open(
         "CHEAPQA_API_KEYS": KEY,
         "CHEAPQA_HEADER_TIMEOUT_S": "2",
     }
-    url, server = start_serve(env, tmp_path / "serve.log")
+    url, server = start_serve(env, tmp_path / "serve.log", inherit_settings=False)
     parts = urlsplit(url)
     socks: list[socket.socket] = []
     try:

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from service.settings import InvalidSetting, Settings, load_settings
-from tests.processes import ROOT
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cheapqa(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
