@@ -17,7 +17,7 @@ from encoder.text.entities import (
     document_entities,
     is_common_word,
     name_key,
-    surname_aliases,
+    short_names,
 )
 from encoder.text.tokens import (
     PLACEHOLDER,
@@ -179,20 +179,20 @@ def anonymise_document(
 
 @lru_cache(maxsize=1024)
 def query_matcher(entities: tuple[str, ...]) -> EntityMatcher:
-    """The matcher of a document's names and surname aliases in questions, built once per
+    """The matcher of a document's names and short names in questions, built once per
     entity map (building it costs more than marking a question; a service asks many questions
     of the same documents). A matcher is read-only once built, so threads may share it."""
     surfaces = [(name, i) for i, name in enumerate(entities)]
-    surfaces += [(alias, i) for i, alias in surname_aliases(entities).items()]
+    surfaces += [(alias, i) for i, alias in short_names(entities).items()]
     return EntityMatcher(surfaces, any_case=True)
 
 
 def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
     """Tokenize a cloze question and replace the document's entity names by their markers.
 
-    Names match in any case ("musharraf"), and a multi-word name's surname alone is that name
-    where no other entity of the document shares it. Raises ValueError unless the question
-    holds exactly one `@placeholder`.
+    Names match in any case ("musharraf"), and a multi-word name's short name ("Musharraf",
+    "Halden" for "Halden Group") alone is that name where no other entity shares it. Raises
+    ValueError unless the question holds exactly one `@placeholder`.
     """
     tokens = query_matcher(tuple(entities)).replace(text, entity_marker)
     count = tokens.count(PLACEHOLDER)

@@ -17,7 +17,13 @@ Rules, in the order they apply:
   starts must recur;
 - months and weekdays are not names on their own, nor at the start of a run ("Monday Blair");
 - the last word of a multi-word name, alone, is that name ("Musharraf said"), when no other
-  name shares it; an acronym of a name's initials is that name ("UN" after "United Nations").
+  name shares it and it is no organisation's head noun ("Energy" is not Brekke Energy); an
+  acronym of a name's initials is that name ("UN" after "United Nations"); an
+  company's or party's name without its head noun is that name ("Halden" for "Halden
+  Group", "Van Rijn" for "Van Rijn Capital");
+- a name never runs across a line break: a headline without a full stop and the dateline
+  under it ("... Halden Group\nOSLO, March 14 -") are two names, and a dateline's city in
+  capitals is written as a name ("OSLO" -> "Oslo").
 """
 
 from __future__ import annotations
@@ -64,8 +70,11 @@ _TITLE_MODIFIERS = _words(
     interior health education trade justice opposition shadow state federal senior chief
     assistant associate executive general junior first lieutenant attorney surgeon grand crown
     labor labour conservative liberal democratic republican majority minority
+    culture energy transport infrastructure environment fisheries mining agriculture economy
+    industry development communications digital housing tourism sport sports science
     """
 )
+_MONTH_ABBREVIATIONS = _words("jan feb mar apr jun jul aug sep sept oct nov dec")
 _CALENDAR = _words(
     """
     january february march april may june july august september october november december
@@ -106,9 +115,32 @@ _DEMONYMS = _words(
     muslim christian jewish catholic protestant islamic hindu sikh buddhist
     republican democrat democratic labour labor tory liberal conservative qatari czech korean
     emirati bahraini omani slovak serbian croatian bosnian hungarian romanian bulgarian
+    flemish walloon basque catalan kazakh uzbek georgian armenian icelandic estonian latvian
+    lithuanian peruvian venezuelan moroccan algerian tunisian libyan ghanaian scottish maori
     """
 )
-# All-caps words that are not names (roman numerals, units, abbreviations of common words).
+# Common words that begin place names: at a sentence start they stay ("New Zealand's ...").
+_PLACE_OPENERS = _words("new south north east west great united sri hong san santa los las el")
+# Head nouns of organisations' names: "Brekke Energy" never goes by "Energy" alone.
+_ORG_HEADS = _words(
+    """
+    group energy shipping rail railways airlines airways air bank banks capital finance
+    minerals mining metals oil gas petroleum power holdings investments partners securities
+    markets diagnostics pharmaceuticals pharma electronics technologies technology systems
+    motors media pictures films studios entertainment foods industries corporation corp inc
+    ltd plc co company companies trust fund party council hospital institute university
+    college foundation association agency authority commission committee union federation
+    society league club insurance insurers logistics freight telecom communications labs
+    kraft asa ag sa gmbh ab nv spa technik
+    """
+)
+# ... and those of companies and parties, which go by the rest of their name ("Halden" for
+# "Halden Group"); not those often named after a place ("Oxford University", "Singapore
+# Airlines"), where the rest is the place.
+_SHORTENED_HEADS = _ORG_HEADS - _words(
+    "airlines airways air council hospital institute university college foundation "
+    "association agency authority commission committee union federation society league club"
+)
 _NOT_ACRONYMS = _words("I A OK TV AM PM AD BC II III IV VI VII VIII IX XI XII GMT")
 _SENTENCE_END = frozenset({".", "!", "?"})
 _OPENERS = frozenset({'"', "'", "(", "[", "“", "‘", "-", "—", "–", ":", ";"})
@@ -127,10 +159,20 @@ class _Token:
     text: str
     start: int
     end: int
+    breaks: int = 0  # line breaks between the token before and this one
+
+    @property
+    def line_start(self) -> bool:
+        return self.breaks > 0
 
 
 def _tokens(text: str) -> list[_Token]:
-    return [_Token(m.group(), m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
+    tokens: list[_Token] = []
+    end = 0
+    for m in TOKEN_RE.finditer(text):
+        tokens.append(_Token(m.group(), m.start(), m.end(), text.count("\n", end, m.start())))
+        end = m.end()
+    return tokens
 
 
 def _is_acronym(t: str) -> bool:
@@ -155,6 +197,8 @@ def _sentence_starts(tokens: Sequence[_Token]) -> set[int]:
     at_start = True
     for i, tok in enumerate(tokens):
         t = tok.text
+        if tok.line_start and _is_line_of_its_own(tokens, i):
+            at_start = True  # a headline has no full stop: the line under it starts anew
         if at_start and t not in _OPENERS:
             starts.add(i)
             at_start = False
@@ -163,6 +207,20 @@ def _sentence_starts(tokens: Sequence[_Token]) -> set[int]:
             # "Mr. Blair", "George W. Bush": the dot ends no sentence.
             at_start = not (t == "." and (prev.lower() in _DOTTED or _is_initial(prev)))
     return starts
+
+
+def _is_line_of_its_own(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether the line break before tokens[i] ends a line that is not a wrapped sentence:
+    a blank line comes between, or the new line is a dateline ("OSLO, March 14 -")."""
+    return tokens[i].breaks > 1 or _is_dateline(tokens, i)
+
+
+def _is_dateline(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether tokens[i] starts a line with a city in capitals and a comma: "OSLO, March"."""
+    j = i
+    while j < len(tokens) and j - i < 3 and tokens[j].text.isalpha() and tokens[j].text.isupper():
+        j += 1
+    return tokens[i].line_start and j > i and j < len(tokens) and tokens[j].text == ","
 
 
 def _is_initial(t: str) -> bool:
@@ -211,7 +269,7 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
             i += 1
             continue
         j = i + 1
-        while j < n:
+        while j < n and not tokens[j].line_start:  # a headline and its dateline are two
             t, prev = tokens[j], tokens[j - 1]
             nxt_starts = j + 1 < n and _name_start(tokens, j + 1)
             if _name_start(tokens, j) or (t.text.startswith("'") and _is_initial(prev.text)):
@@ -376,24 +434,26 @@ def _surname(name: str) -> str | None:
     word, or an "X of Y" ("Musharraf" is Pervez Musharraf; "England" is not the Bank of
     England)."""
     words = name.split()
-    if len(words) < 2 or " of " in f" {name.lower()} ":
+    if len(words) < 2 or " of " in f" {name.lower()} " or words[-1].lower() in _ORG_HEADS:
         return None
     return name_key(words[-1])
 
 
-def surname_aliases(names: Sequence[str]) -> dict[int, str]:
-    """index -> last word, for multi-word names (not "X of Y") whose last word no other name
-    ends in or is: how a question may name "Pervez Musharraf" as "Musharraf"."""
+def short_names(names: Sequence[str]) -> dict[int, str]:
+    """index -> the short form a question may name it by: a person's last word ("Musharraf"
+    for "Pervez Musharraf"), a company's name without its head noun ("Halden" for "Halden
+    Group"), where no other name ends in, shortens to or is that form."""
     keys = {name_key(n) for n in names}
-    owners: dict[str, list[int]] = {}
+    forms: dict[int, str] = {}
     for i, name in enumerate(names):
-        surname = _surname(name)
-        if surname is not None:
-            owners.setdefault(surname, []).append(i)
+        form = name.split()[-1] if _surname(name) is not None else _short_form(name)
+        if form is not None:
+            forms[i] = form
+    owners: dict[str, list[int]] = {}
+    for i, form in forms.items():
+        owners.setdefault(name_key(form), []).append(i)
     return {
-        idx[0]: names[idx[0]].split()[-1]
-        for key, idx in owners.items()
-        if len(idx) == 1 and key not in keys
+        idx[0]: forms[idx[0]] for key, idx in owners.items() if len(idx) == 1 and key not in keys
     }
 
 
@@ -418,16 +478,22 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         low = tokens[a].text.lower()
         initial = a in starts
         alias = " " not in surface and surface.lower() in surnames
-        if initial and not alias and (low in _NOT_NAMES or low in lower_seen or low in _CALENDAR):
+        place = low in _PLACE_OPENERS and b - a > 1  # "New Zealand", "South Korea"
+        common = low in _NOT_NAMES or low in lower_seen or low in _CALENDAR
+        if initial and not alias and not place and common:
             a += 1  # "The United Nations", "Yesterday Blair": the opener is no name
             while a < b and _is_joiner(tokens[a].text):
                 a += 1
             initial = False
         while a < b and tokens[a].text.lower() in _CALENDAR and not alias:
+            if b - a > 1 and tokens[a].text.lower() in _MONTH_ABBREVIATIONS:
+                break  # "Jan Haugen": a month is written short before a number, not a name
             a += 1  # "Monday Blair"; a month inside a name stays ("Theresa May")
         if a == b:
             continue
         surface = _surface(text, tokens, a, b)
+        if surface.isupper() and _is_dateline(tokens, a):
+            surface = surface.title()  # "OSLO, March 14 -": the city, Oslo
         if shouting.get(a, False) and surface.isupper():
             continue  # a heading in capitals, not a run of acronyms
         words = surface.lower().split()
@@ -479,6 +545,8 @@ def _group(found: Sequence[tuple[int, str, bool]], min_count: int) -> list[Entit
             full[key] = surface
             order.append(key)
             first[key] = index
+        elif full[key].isupper() and not surface.isupper():
+            full[key] = surface  # "BERGEN" in a heading, "Bergen" in the text
         counts[key] = counts.get(key, 0) + 1
         if not initial:
             mid_sentence.add(key)
@@ -503,9 +571,25 @@ def _group(found: Sequence[tuple[int, str, bool]], min_count: int) -> list[Entit
     return [e for _, e in sorted(entities, key=lambda pair: pair[0])]
 
 
+def _short_form(name: str) -> str | None:
+    """A company's or party's name without its head nouns, the short form news uses after
+    the full name ("Halden" for "Halden Group", "Caledonian" for "Caledonian Freight
+    Finance"); None for other names and "X of Y"."""
+    words = name.split()
+    if len(words) < 2 or words[-1].lower() not in _SHORTENED_HEADS or "'s" in name:
+        return None
+    if " of " in f" {name.lower()} ":
+        return None
+    while words and words[-1].lower() in _ORG_HEADS:
+        words.pop()
+    if not words or words[0].lower() in _NOT_NAMES or words[-1].lower() in _CONNECTORS:
+        return None
+    return " ".join(words)
+
+
 def _alias_owners(multi: Sequence[str], keys: set[str]) -> dict[str, str]:
-    """Key of a one-word name -> the key of the multi-word name it abbreviates (its last word
-    or its initials), where exactly one name fits."""
+    """Key of a name -> the key of the multi-word name it abbreviates (its last word, its
+    initials, or a company's name without its head noun), where exactly one name fits."""
     claims: dict[str, set[str]] = {}
     for surface in multi:
         key = name_key(surface)
@@ -516,10 +600,13 @@ def _alias_owners(multi: Sequence[str], keys: set[str]) -> dict[str, str]:
         initials = "".join(w[0] for w in words if w[0].isalpha()).lower()
         if len(initials) >= 2:
             claims.setdefault(initials, set()).add(key)
+        short = _short_form(surface)
+        if short is not None and len(short) > 1:
+            claims.setdefault(name_key(short), set()).add(key)
     return {
-        alias: next(iter(owners))
-        for alias, owners in claims.items()
-        if len(owners) == 1 and alias in keys
+        alias: next(iter(names))
+        for alias, names in claims.items()
+        if len(names) == 1 and alias in keys
     }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encoder.text.entities import entity_aliases, find_entities
+from encoder.text.entities import entity_aliases, find_entities, short_names
 
 
 def names(text: str) -> list[str]:
@@ -73,3 +73,49 @@ def test_given_candidates_take_their_surnames_where_the_text_uses_them() -> None
     given = entity_aliases(["Pervez Musharraf", "Bank of England"], "Musharraf met England.")
     assert given[0].aliases == ("Musharraf",)
     assert given[1].aliases == ()  # "England" is not the Bank of England
+
+
+def test_a_company_goes_by_its_name_without_its_head_noun() -> None:
+    text = (
+        "Halden Group agreed to buy Nordvik Shipping on Tuesday. Halden will pay cash, and "
+        "Nordvik said its board backed the deal. Carrow Rail won the train order; Carrow will "
+        "build the trains in Derby. Energy Minister Astrid Vold welcomed it."
+    )
+    found = {e.name: e for e in find_entities(text)}
+    assert found["Halden Group"].aliases == ("Halden",) and found["Halden Group"].mentions == 2
+    assert found["Nordvik Shipping"].aliases == ("Nordvik",)
+    assert found["Carrow Rail"].mentions == 2
+    assert "Halden" not in found and "Carrow" not in found
+    # "Energy" is a ministry here, and never Brekke Energy's surname.
+    assert "Astrid Vold" in found and "Energy" not in found
+    # Places stay places: a university or an airline named after one is another entity.
+    found = {e.name for e in find_entities("Oxford University said so. Rain fell on Oxford.")}
+    assert found == {"Oxford University", "Oxford"}
+
+
+def test_short_names_in_questions() -> None:
+    names = ["Pervez Musharraf", "Halden Group", "Van Rijn Capital", "Bank of England", "Anna"]
+    assert short_names(names) == {0: "Musharraf", 1: "Halden", 2: "Van Rijn"}
+    # Two names with one short form: neither goes by it.
+    assert short_names(["Halden Group", "Halden Energy"]) == {}
+
+
+def test_a_headline_and_its_dateline_are_two_names() -> None:
+    text = (
+        "Halden Group buys Nordvik Shipping\n\nOSLO, March 14 - Halden Group agreed to buy "
+        "Nordvik Shipping, its chairman Jan Haugen said on Friday in Oslo."
+    )
+    found = names(text)
+    assert "Halden Group OSLO" not in found and "Nordvik Shipping OSLO" not in found
+    assert found == ["Halden Group", "Nordvik Shipping", "Oslo", "Jan Haugen"]
+    # Without a blank line, too; the dateline's city in capitals is written as a name.
+    assert names("Halden Group buys Nordvik\nOSLO, March 14 - Halden Group agreed.")[:2] == [
+        "Halden Group",
+        "Nordvik",
+    ]
+    assert names("Talks in Oslo\n\nNEW YORK, May 2 - Anna Berg met Tom Lie.")[1] == "New York"
+
+
+def test_place_names_that_start_with_a_common_word() -> None:
+    found = names("New Zealand's coalition was agreed. The new government met in Wellington.")
+    assert found == ["New Zealand", "Wellington"]
