@@ -11,7 +11,7 @@ import time
 import pytest
 import torch
 
-from encoder.model.modes import MODES
+from encoder.model.modes import MODES, READOUT_MODES
 from encoder.model.state import DocumentState
 from store.base import DocumentStore
 from store.embedded import SqliteDocumentStore
@@ -48,6 +48,10 @@ def assert_same_state(got: DocumentState, want: DocumentState) -> None:
     else:
         assert got.memory is not None
         torch.testing.assert_close(got.memory, want.memory, rtol=1e-3, atol=1e-3)
+    if want.mentions is None:  # only the mentions mode keeps them
+        assert got.mentions is None
+    else:
+        assert got.mentions is not None and torch.equal(got.mentions, want.mentions)
 
 
 async def test_put_then_get_returns_the_record(store: DocumentStore) -> None:
@@ -74,6 +78,26 @@ async def test_put_then_get_returns_the_record(store: DocumentStore) -> None:
     assert set(got.state_bytes) == set(MODES)
     # float16 by default: the softmax H of 5×8 values plus last_hidden, behind a small header.
     assert 2 * (K + 5 * K) < got.state_bytes["softmax"] < 2 * (K + 5 * K) + 64
+
+
+async def test_a_record_of_the_four_earlier_modes_still_reads(store: DocumentStore) -> None:
+    """Written before the mentions mode (one state key per mode, four of them): it reads
+    whole, and a read that asks for every mode gets the four it has."""
+    record = make_record("doc-4", modes=READOUT_MODES)
+    assert await store.put(record)
+    for modes in (None, MODES):
+        got = await store.get("doc-4", modes=modes)
+        assert got is not None and set(got.states) == set(READOUT_MODES)
+        for mode in READOUT_MODES:
+            assert_same_state(got.states[mode], record.states[mode])
+    # Indexed again with five modes, and back to four: the mentions state comes and goes.
+    assert await store.put(make_record("doc-4", n=7))
+    got = await store.get("doc-4", modes=("mentions",))
+    assert got is not None and set(got.states) == {"mentions"}
+    assert_same_state(got.states["mentions"], make_record("doc-4", n=7).states["mentions"])
+    assert await store.put(make_record("doc-4", modes=READOUT_MODES, n=9))
+    got = await store.get("doc-4")
+    assert got is not None and set(got.states) == set(READOUT_MODES)
 
 
 async def test_get_reads_only_the_modes_asked_for(store: DocumentStore) -> None:
