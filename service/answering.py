@@ -7,7 +7,9 @@ Q       = query GRU over all questions                        (m, k)  via the ba
 R       = lookup(state, Q)                                   (m, k)  the state used once
 scores  = W_o tanh(W_r R + W_q Q) (+ the mention prior), masked to the document's
           entities                                                    (m, E)
-answers = top_k of softmax(scores) over those entities, mapped back to names
+          (the mentions mode: its lookup scores every entity from its mentions, (m, max(E, n)))
+answers = top_k of softmax(scores) over the entities the reader reaches (a slot mode: the
+          first E; the mentions mode: all), mapped back to names
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
             continue
         out.clozes.append(cloze)
         out.errors.append(None)
-        out.ids.append(model.vocab.encode(prepared.tokens))
+        out.ids.append(model.encode(prepared.tokens))
         out.named.append(prepared.named)
     return out
 
@@ -121,14 +123,17 @@ def rank_answers(
     mentions: Sequence[int] = (),
     excluded: Sequence[frozenset[int]] = (),
 ) -> RankedAnswers:
-    """Lookup and scoring for one document's questions (blocking: run it in a thread);
-    mentions: the record's count of each entity (empty when unknown); excluded: per
-    question, the slots it may not be answered with (the entities it names), or none. A
-    question that names every entity of its document gets no answers."""
+    """Lookup and scoring for one document's questions (blocking: run it in a thread), among
+    the first `model.reach(n_entities)` of its entities; mentions: the record's count of each
+    entity (empty when unknown); excluded: per question, the slots it may not be answered
+    with (the entities it names), or none. A question that names every entity it could be
+    answered with gets no answers."""
+    n_entities = model.reach(n_entities)
+    width = max(model.max_entities, n_entities)  # the mentions mode: beyond E when it names more
     # One inference-mode context for the whole step: the ServingReader's lean path then neither
     # switches modes nor copies its results.
     with torch.inference_mode():
-        mask = candidate_mask(Q.shape[0], n_entities, model.max_entities, excluded)  # (m, E)
+        mask = candidate_mask(Q.shape[0], n_entities, width, excluded)  # (m, width)
         R = model.reader.lookup(state, Q)  # (m, k)
         scores = model.reader.score(R, Q, mask, mention_counts(model, mentions))  # (m, E)
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)

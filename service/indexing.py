@@ -53,7 +53,7 @@ from service.errors import (
     Unavailable,
     Unprocessable,
 )
-from service.readers import LoadedModel, ServedModels, anonymise, entity_budget
+from service.readers import LoadedModel, ServedModels, anonymise, entity_slots
 from service.schemas import DocumentIn
 from service.settings import Settings
 from store.base import DocumentStore, readable_records
@@ -426,8 +426,11 @@ def _extended(
 ) -> DocumentRecord:
     """The record with `text` appended: states extended, entities and counts merged
     (blocking: tokenizing and merging thousands of names is no work for the event loop)."""
+    # The readers of the stored states: their entity budget numbers the new names, as it
+    # numbered the document's first ones.
+    readers = {mode: models[mode] for mode in record.states} or dict(models)
     try:
-        anon = anonymise(models, text, None, record.entities)
+        anon = anonymise(readers, text, None, record.entities)
     except ValueError as exc:
         raise BadRequest(str(exc), code="empty_text") from exc
     tokens = record.tokens + len(anon.tokens)
@@ -449,11 +452,10 @@ def _extended(
         mentions=_added_mentions(record, anon.mentions),
         unplaced=list(dict.fromkeys([*record.unplaced, *anon.unplaced])),
         candidates_not_found=[n for n in record.candidates_not_found if n not in placed],
-        entity_slots=entity_budget(models),
+        entity_slots=entity_slots(readers),
         model_ids=dict(record.model_ids),
         created_at=record.created_at,
         states={
-            mode: models[mode].reader.extend(state, models[mode].token_ids(anon.tokens))
-            for mode, state in record.states.items()
+            mode: readers[mode].extend(state, anon.tokens) for mode, state in record.states.items()
         },
     )

@@ -13,7 +13,9 @@ import torch
 
 from cheapqa_client.schemas import ModelInfo, ModelsOut
 from encoder.model.checkpoint import default_checkpoint_path, load_checkpoint
+from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
+from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import AnonymisedText, anonymise_document
 from service.errors import Unavailable
@@ -40,13 +42,48 @@ class LoadedModel:
 
     @property
     def entity_slots(self) -> int:
-        """The most entities a document can answer with: the reader's slots, or fewer when
-        the vocabulary holds fewer entity markers."""
+        """The reader's entity slots: the reader's, or fewer when the vocabulary holds fewer
+        entity markers. A slot mode answers among that many of a document's entities."""
         return min(self.max_entities, self.vocab.max_entities)
 
-    def token_ids(self, tokens: Sequence[str]) -> torch.Tensor:
-        """Tokens -> 1-D long tensor of this model's vocabulary ids."""
-        return torch.tensor(self.vocab.encode(list(tokens)), dtype=torch.long)
+    @property
+    def every_entity(self) -> bool:
+        """Whether every entity of a document can be the answer (the mentions mode points at
+        the entities' mentions), not only the first `entity_slots`."""
+        return self.mode not in READOUT_MODES
+
+    def reach(self, n_entities: int) -> int:
+        """How many of a document's n entities (the first ones) can be this reader's answer."""
+        return n_entities if self.every_entity else min(n_entities, self.entity_slots)
+
+    def encode(self, tokens: Sequence[str]) -> list[int]:
+        """Tokens -> this reader's input ids. A slot mode reads a marker beyond its slots as an
+        unknown word, as in its training; the mentions mode reads marker i as marker i mod E
+        (`Vocabulary.encode_marked`), as in its."""
+        if self.every_entity:
+            return self.vocab.encode_marked(tokens)[0]
+        return self.vocab.encode(tokens)
+
+    def _inputs(self, tokens: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """A text's ids (n,) and, for the mentions mode, each token's entity index (n,)."""
+        if not self.every_entity:
+            return torch.tensor(self.vocab.encode(tokens), dtype=torch.long), None
+        ids, entities = self.vocab.encode_marked(tokens)
+        return torch.tensor(ids, dtype=torch.long), torch.tensor(entities, dtype=torch.long)
+
+    def read(self, token_lists: Sequence[Sequence[str]]) -> list[DocumentState]:
+        """Each anonymised document's state in this mode (blocking)."""
+        inputs = [self._inputs(tokens) for tokens in token_lists]
+        if not self.every_entity:
+            return self.reader.encode_documents([ids for ids, _ in inputs])
+        entities = [e for _, e in inputs if e is not None]
+        return self.reader.encode_documents([ids for ids, _ in inputs], entities)
+
+    def extend(self, state: DocumentState, tokens: Sequence[str]) -> DocumentState:
+        """The state with the appended tokens read (blocking); their markers number the
+        document's entities as indexing the whole text would."""
+        ids, entities = self._inputs(tokens)
+        return self.reader.extend(state, ids, entities)
 
 
 @dataclass
@@ -65,9 +102,19 @@ class ServedModels:
         return self.by_mode
 
 
-def entity_budget(models: Mapping[str, LoadedModel]) -> int:
-    """Entity slots every loaded model can answer with (the entity map is shared by modes)."""
+def entity_slots(models: Mapping[str, LoadedModel]) -> int:
+    """Entity slots every loaded model can answer with (the entity map is shared by modes):
+    the first this many entities of a document can be any mode's answer."""
     return min(m.entity_slots for m in models.values())
+
+
+def entity_budget(models: Mapping[str, LoadedModel]) -> int | None:
+    """How many entities a document's map holds: every one (None) when a model that answers
+    over every entity is among them, else the slots they all have (names beyond them stay
+    plain words, `unplaced`)."""
+    if any(m.every_entity for m in models.values()):
+        return None
+    return entity_slots(models)
 
 
 def anonymise(
@@ -140,7 +187,8 @@ def describe_models(models: Mapping[str, LoadedModel]) -> ModelsOut:
                 mode=mode,
                 model_id=m.model_id,
                 k=m.reader.config.hidden_size,
-                entity_slots=m.entity_slots,
+                entity_slots=None if m.every_entity else m.entity_slots,
+                every_entity=m.every_entity,
                 vocabulary=len(m.vocab),
                 trained_on=m.trained_on,
                 test_accuracy=m.test_accuracy,

@@ -41,12 +41,14 @@ class DocumentInfo(BaseModel):
     tokens: int
     entities: int = Field(description="Number of entity slots the document uses.")
     entity_slots: int | None = Field(
-        description="Entity slots of the models that indexed it (the most entities they can "
-        "answer with); null when unknown (indexed before this was kept, or not yet indexed)."
+        description="Entity slots of the models that indexed it: every mode answers among the "
+        "first this many entities (the mentions mode among all of them); null when unknown "
+        "(indexed before this was kept, or not yet indexed)."
     )
     entities_unplaced: int = Field(
         description="Names found beyond the entity slots: they stay plain words and can never "
-        "be an answer (listed by GET /v1/documents/{id}/entities)."
+        "be an answer (listed by GET /v1/documents/{id}/entities); none when the document was "
+        "indexed with the mentions mode, which reaches every entity."
     )
     candidates_not_found: list[str] = Field(
         description="Names given as `candidates` that never occur in the text."
@@ -92,7 +94,7 @@ class DocumentEntities(BaseModel):
     )
     unplaced: list[str] = Field(
         description="Names found beyond the entity slots, in order of first mention: they stay "
-        "plain words and are never answers."
+        "plain words and are never answers (none when the mentions mode indexed the document)."
     )
 
 
@@ -131,7 +133,16 @@ class ModelInfo(BaseModel):
     mode: str
     model_id: str
     k: int = Field(description="Hidden size: the state is k×k (linear, gated) or k (none).")
-    entity_slots: int = Field(description="The most entities one document can answer with.")
+    entity_slots: int | None = Field(
+        description="The most entities one document can answer with: the first this many, in "
+        "order of first mention; null when every entity can be the answer (every_entity)."
+    )
+    every_entity: bool = Field(
+        default=False,  # servers before the mentions mode had slot modes only
+        description="Whether every entity of a document can be the answer, however many it "
+        "names (the mentions mode scores each entity from its mentions), not a fixed set of "
+        "slots.",
+    )
     vocabulary: int = Field(description="Words in the vocabulary.")
     trained_on: str = Field(description="What it was trained on, from the checkpoint's meta.")
     test_accuracy: float | None = Field(

@@ -78,6 +78,17 @@ class Vocabulary:
         get, unk = self._ids.get, self.unk_id
         return [get(t, unk) for t in tokens]
 
+    def encode_marked(self, tokens: Sequence[str]) -> tuple[list[int], list[int]]:
+        """The mentions mode's input: token ids in which marker i reads as marker i mod E (so
+        every entity has an input id, however many the text names), and each token's entity
+        index i (-1 for other words), which its answer points at."""
+        E, offset = self.max_entities, self.entity_offset
+        ids = self.encode(tokens)
+        found = [entity_index(t) if t.startswith("@") else None for t in tokens]
+        entities = [-1 if e is None else e for e in found]
+        ids = [i if e < 0 else offset + e % E for i, e in zip(ids, entities, strict=True)]
+        return ids, entities
+
     def decode(self, ids: Iterable[int]) -> list[str]:
         return [self.tokens[i] for i in ids]
 

@@ -130,7 +130,7 @@ def anonymise_document(
     text: str,
     candidates: Sequence[str] | None = None,
     *,
-    max_entities: int,
+    max_entities: int | None,
     known: Sequence[str] = (),
 ) -> AnonymisedText:
     """Tokenize `text` and replace entity mentions by `@entityN` markers.
@@ -140,12 +140,12 @@ def anonymise_document(
     aliases (its surname alone, its acronym) take its marker too.
     known: an existing entity map (when text is appended to a document): its entities keep
     their slots and are replaced wherever they occur; new entities take the next free slots in
-    order of first mention, up to `max_entities`. Names beyond that stay plain words and are
-    listed in `unplaced`.
+    order of first mention, up to `max_entities` (None: every entity gets one). Names beyond
+    that stay plain words and are listed in `unplaced`.
     """
-    if max_entities < 1:
+    if max_entities is not None and max_entities < 1:
         raise ValueError(f"max_entities must be >= 1, got {max_entities}")
-    if len(known) > max_entities:
+    if max_entities is not None and len(known) > max_entities:
         raise ValueError(f"{len(known)} known entities exceed max_entities={max_entities}")
     known_entities, found = document_entities(text, candidates, known)
     taken = {name_key(s) for e in known_entities for s in (e.name, *e.aliases)}
@@ -161,7 +161,7 @@ def anonymise_document(
             tokens.append(low)
             continue
         slot = slot_of.get(owner)
-        if slot is None and len(entities) < max_entities:
+        if slot is None and (max_entities is None or len(entities) < max_entities):
             slot = slot_of[owner] = len(entities)
             entities.append(everyone[owner].name)
             mentions.append(0)

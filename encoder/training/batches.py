@@ -69,12 +69,8 @@ def encode_questions(
 
 def _marked_ids(tokens: list[str], vocab: Vocabulary) -> tuple[Tensor, Tensor]:
     """Token ids and each token's entity index (-1 for other words); marker i -> marker i mod E."""
-    E, offset = vocab.max_entities, vocab.entity_offset
-    ids = vocab.encode(tokens)
-    entities = [entity_index(t) for t in tokens]
-    ids = [i if e is None else offset + e % E for i, e in zip(ids, entities, strict=True)]
-    marks = [-1 if e is None else e for e in entities]
-    return torch.tensor(ids, dtype=torch.long), torch.tensor(marks, dtype=torch.long)
+    ids, entities = vocab.encode_marked(tokens)
+    return torch.tensor(ids, dtype=torch.long), torch.tensor(entities, dtype=torch.long)
 
 
 def _encode_pointed(questions: Sequence[Question], vocab: Vocabulary, space: int) -> Encoded:

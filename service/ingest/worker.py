@@ -41,7 +41,7 @@ from encoder.model.state import DocumentState
 from encoder.text.anonymise import AnonymisedText
 from service.indexing import is_current
 from service.metrics import Metrics
-from service.readers import LoadedModel, anonymise, entity_budget, load_models
+from service.readers import LoadedModel, anonymise, entity_slots, load_models
 from service.settings import Settings
 from store.base import DocumentStore, readable_records
 from store.errors import StoreError
@@ -119,10 +119,7 @@ def encode_group(
     models: Mapping[str, LoadedModel], token_lists: Sequence[list[str]]
 ) -> dict[str, list[DocumentState]]:
     """Every mode's states for a group of documents (blocking: run it in a thread)."""
-    return {
-        mode: model.reader.encode_documents([model.token_ids(t) for t in token_lists])
-        for mode, model in models.items()
-    }
+    return {mode: model.read(token_lists) for mode, model in models.items()}
 
 
 class IngestWorker:
@@ -313,7 +310,7 @@ class IngestWorker:
                 mentions=doc.anon.mentions,
                 unplaced=doc.anon.unplaced,
                 candidates_not_found=doc.candidates_not_found,
-                entity_slots=entity_budget(self.models),
+                entity_slots=entity_slots(self.models),
                 model_ids={mode: m.model_id for mode, m in self.models.items()},
                 created_at=doc.created_at,
                 states={mode: states[mode][i] for mode in self.models},

@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_CHECKED = ["linear", "softmax"];
-const FALLBACK_MODES = ["none", "linear", "gated", "softmax"];
+const FALLBACK_MODES = ["none", "linear", "gated", "softmax", "mentions"];
 let current = null; // the indexed document's status (GET /v1/documents/{id})
 
 class ApiError extends Error {

@@ -37,10 +37,7 @@ def encode_alone(models: Mapping[str, LoadedModel], text: str) -> dict[str, Docu
     """mode -> the state of this one document encoded by itself (no batch, no padding)."""
     anon = anonymise(models, text)
     with torch.inference_mode():
-        return {
-            mode: m.reader.encode_documents([m.token_ids(anon.tokens)])[0]
-            for mode, m in models.items()
-        }
+        return {mode: m.read([anon.tokens])[0] for mode, m in models.items()}
 
 
 def state_difference(got: DocumentState, want: DocumentState) -> float:

@@ -282,6 +282,7 @@ async def test_models_route_reports_the_loaded_readers(
                 "model_id": ready[m["mode"]],
                 "k": HIDDEN,
                 "entity_slots": MAX_ENTITIES,
+                "every_entity": False,
                 "vocabulary": len(ckpt.vocab),
                 "trained_on": "unknown",  # the test checkpoints' meta says nothing of it
                 "test_accuracy": None,
@@ -354,7 +355,8 @@ async def test_openapi_documents_the_new_routes(app_client: AppClient) -> None:
     )
     assert "cloze" in schemas["QueryAnswers"]["properties"]
     assert set(schemas["ModelInfo"]["properties"]) == {
-        "mode", "model_id", "k", "entity_slots", "vocabulary", "trained_on", "test_accuracy"
+        "mode", "model_id", "k", "entity_slots", "every_entity", "vocabulary", "trained_on",
+        "test_accuracy",
     }  # fmt: skip
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from itertools import product
+
 HARBOUR = (
     "The ferry from Port Ellery left at dawn, and Marigold Ashby was the first to board it. "
     "She had promised her brother Tobias that she would reach the island before the storm. "
@@ -52,3 +55,21 @@ QUESTIONS = {
     ],
     "observatory": ["@placeholder noticed the faint comet first."],
 }
+
+
+def many_names(count: int, seed: int = 7) -> list[str]:
+    """`count` distinct made-up two-word names ("Molo Derdon"), none a word of the texts."""
+    consonants, vowels = "BDFGKLMNPRSTVZ", "aeiou"
+    firsts = [a + b + c + d for a, b, c, d in product(consonants, vowels, "lnrm", vowels)]
+    lasts = [a + b + "r" + c + d + "n" for a, b, c, d in product(consonants, vowels, "dgkt", "aeo")]
+    rng = random.Random(seed)
+    pairs = zip(rng.sample(firsts, count), rng.sample(lasts, count), strict=True)
+    return [f"{first} {last}" for first, last in pairs]
+
+
+CROWD_DEEDS = ["planted a tree", "painted the gate", "mended the boat", "sang at the fair"]
+
+
+def crowd_text(names: list[str]) -> str:
+    """One simple sentence per name, each name its own entity."""
+    return " ".join(f"{n} {CROWD_DEEDS[i % 4]} near the river." for i, n in enumerate(names))
