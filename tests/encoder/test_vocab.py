@@ -36,3 +36,13 @@ def test_size_cap_and_rebuild_from_tokens() -> None:
         Vocabulary.build([], max_entities=5, max_size=4)
     with pytest.raises(ValueError):
         vocab.entity_id(2)
+
+
+def test_marked_ids_give_every_entity_an_input_id_and_keep_its_index() -> None:
+    vocab = Vocabulary.build([["the", "@entity0", "@hello"]], max_entities=3, min_count=1)
+    tokens = ["the", "@entity1", "@entity4", "@entity9", "@hello", "@entity2"]
+    ids, entities = vocab.encode_marked(tokens)
+    # Marker i reads as marker i mod E (the plain encoding: an unknown word beyond E).
+    assert ids == [vocab.id_of("the"), 4, 4, 3, vocab.id_of("@hello"), 5]
+    assert vocab.encode(tokens)[2:4] == [vocab.unk_id, vocab.unk_id]
+    assert entities == [-1, 1, 4, 9, -1, 2]
