@@ -224,7 +224,7 @@ async def _one_request(
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()
-    answers_body(doc_id, mode, model.model_id, parsed.queries, prepared, record.entities, ranked)
+    answers_body(doc_id, mode, model.model_id, parsed.queries, prepared, record, ranked)
     us["respond"] = clock() - t
 
     t = clock()

@@ -33,7 +33,9 @@ from service.metrics import Metrics
 from service.readers import LoadedModel, ServedModels
 from service.schemas import AnswersIn
 from service.settings import Settings
+from service.support import question_terms, support
 from store.base import DocumentStore
+from store.record import DocumentRecord
 
 # States up to this many numbers are looked up on the event loop (k = 256 gives 65,536).
 INLINE_LOOKUP_MAX_NUMBERS = 65_536
@@ -54,6 +56,7 @@ class PreparedQueries:
     errors: list[str | None]  # per question, why it cannot be asked, or None
     ids: list[list[int]]  # per question asked, its token ids
     named: list[frozenset[int]]  # per question asked, the entity slots it names
+    terms: list[frozenset[str]]  # per question asked, the words its support is measured by
 
     @property
     def asked(self) -> list[int]:
@@ -67,7 +70,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
     the entities it names; or, for a question that is neither a cloze sentence nor a form
     the converter reads, nor has exactly one @placeholder, why not."""
     names = tuple(entities)  # the key of the document's cached question matcher
-    out = PreparedQueries([], [], [], [])
+    out = PreparedQueries([], [], [], [], [])
     for query in queries:
         cloze = None
         try:
@@ -81,6 +84,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
         out.errors.append(None)
         out.ids.append(model.encode(prepared.tokens))
         out.named.append(prepared.named)
+        out.terms.append(question_terms(prepared.whole))
     return out
 
 
@@ -155,22 +159,32 @@ def answers_body(
     model_id: str,
     queries: list[str],
     prepared: PreparedQueries,
-    entities: list[str],
+    record: DocumentRecord,
     ranked: RankedAnswers | None,
 ) -> bytes:
     """The response, as the JSON bytes of an `AnswersOut`: each question asked, its best
-    slots mapped back to the document's entity names (ranked None: no entities, no answers;
-    its rows are the questions asked, in order); each question not asked, its error.
+    slots mapped back to the document's entity names with their support and where the text
+    names them (ranked None: no entities, no answers; its rows are the questions asked, in
+    order); each question not asked, its error.
 
     Plain dicts through pydantic-core's serializer: every field is built here from typed
     values, so validating them again with pydantic (and FastAPI's second pass over a response
     model) would only cost time (measured in BENCHMARKS.md); tests check the bytes against
     the model."""
+    entities, spans, contexts = record.entities, record.spans, record.contexts
     answers: list[list[dict[str, object]]] = [[] for _ in queries]
     if ranked is not None:
-        for i, slots, scores in zip(prepared.asked, ranked.slots, ranked.scores, strict=True):
+        rows = zip(prepared.asked, prepared.terms, ranked.slots, ranked.scores, strict=True)
+        for i, terms, slots, scores in rows:
             answers[i] = [
-                {"entity": entities[slot], "score": score}
+                {
+                    "entity": entities[slot],
+                    "score": score,
+                    "support": support(
+                        terms, contexts[slot] if slot < len(contexts) else (), entities[slot]
+                    ),
+                    "spans": _pairs(spans[slot]) if slot < len(spans) else [],
+                }
                 for slot, score in zip(slots, scores, strict=True)
             ]
     results = [
@@ -186,6 +200,10 @@ def answers_body(
     ]
     body: dict[str, object] = {"id": doc_id, "mode": mode, "model_id": model_id, "results": results}
     return _json_bytes(body)
+
+
+def _pairs(flat: list[int]) -> list[list[int]]:
+    return [flat[i : i + 2] for i in range(0, len(flat) - 1, 2)]
 
 
 def _json_bytes(body: dict[str, object]) -> bytes:
@@ -255,7 +273,7 @@ class AnswerService:
             n_entities = len(record.entities)
             if n_entities == 0:
                 return answers_body(
-                    doc_id, mode, model.model_id, body.queries, prepared, record.entities, None
+                    doc_id, mode, model.model_id, body.queries, prepared, record, None
                 )
 
         Q = await batcher.encode(model, prepared.ids)  # (m, k)
@@ -272,6 +290,4 @@ class AnswerService:
                 model, state, Q, n_entities, body.top_k, record.mentions, excluded
             )
         self.metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
-        return answers_body(
-            doc_id, mode, model.model_id, body.queries, prepared, record.entities, ranked
-        )
+        return answers_body(doc_id, mode, model.model_id, body.queries, prepared, record, ranked)

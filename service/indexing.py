@@ -56,6 +56,7 @@ from service.errors import (
 from service.readers import LoadedModel, ServedModels, anonymise, entity_slots
 from service.schemas import DocumentIn
 from service.settings import Settings
+from service.support import appended_where_named
 from store.base import DocumentStore, readable_records
 from store.queue.base import IngestJob, IngestQueue
 from store.record import (
@@ -443,6 +444,7 @@ def _extended(
             code="document_too_long",
         )  # fmt: skip
     placed = set(anon.entities)
+    spans, contexts = appended_where_named(record, anon)
     return DocumentRecord(
         id=record.id,
         text_hash=appended_hash(record.text_hash, text),
@@ -458,4 +460,7 @@ def _extended(
         states={
             mode: readers[mode].extend(state, anon.tokens) for mode, state in record.states.items()
         },
+        chars=record.chars + len(text),
+        spans=spans,
+        contexts=contexts,
     )

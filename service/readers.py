@@ -123,10 +123,10 @@ def anonymise(
     candidates: list[str] | None = None,
     known: list[str] | None = None,
 ) -> AnonymisedText:
-    """Tokens with entity markers, within the models' entity budget; raises ValueError when
-    the text holds no tokens."""
+    """Tokens with entity markers, within the models' entity budget, and where each entity
+    is named in the text; raises ValueError when the text holds no tokens."""
     anon = anonymise_document(
-        text, candidates, max_entities=entity_budget(models), known=known or ()
+        text, candidates, max_entities=entity_budget(models), known=known or (), with_spans=True
     )
     if not anon.tokens:
         raise ValueError("the text holds no tokens")

@@ -59,9 +59,10 @@ def appended_hash(old_hash: str, appended: str) -> str:
 
 
 # The metadata's format: 1 had no "schema" key; 2 adds mention counts, unplaced names, names
-# given as candidates but never found, and the entity slots. A record of format 1 reads with
-# those unknown (empty lists, None); code that knows only format 1 ignores the new keys.
-RECORD_SCHEMA = 2
+# given as candidates but never found, and the entity slots; 3 the text's length, where each
+# entity's first mentions are in it, and the words around them. A record of an older format
+# reads with those unknown (empty lists, None, 0); older code ignores the new keys.
+RECORD_SCHEMA = 3
 
 
 @dataclass
@@ -92,6 +93,12 @@ class DocumentRecord:
     # A). Conditional writes go over a version; a job is current only for its own. 0: a
     # record written before versions existed.
     version: int = 0
+    # Format 3: the text's length in characters (code points; an appended text follows it),
+    # spans[i] the offsets of @entity{i}'s first mentions as [start, end, start, end, ...],
+    # contexts[i] the words around them (service/support.py); empty when unknown.
+    chars: int = 0
+    spans: list[list[int]] = field(default_factory=list)
+    contexts: list[list[str]] = field(default_factory=list)
 
 
 def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float) -> bytes:
@@ -114,6 +121,9 @@ def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float
         "state_bytes": state_bytes,
         "entry_id": record.entry_id,
         "version": record.version,
+        "chars": record.chars,
+        "spans": record.spans,
+        "contexts": record.contexts,
     }
     return json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -130,7 +140,7 @@ def meta_from_json(data: bytes | str) -> DocumentRecord:
 
 
 def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
-    """Reads format 1 and 2 (keys format 1 lacks read as unknown)."""
+    """Reads formats 1 to 3 (keys an older format lacks read as unknown)."""
     entry_id = meta.get("entry_id")  # absent from records written before it existed
     slots = meta.get("entity_slots")
     return DocumentRecord(
@@ -150,6 +160,9 @@ def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
         state_bytes={mode: int(size) for mode, size in meta["state_bytes"].items()},
         entry_id=None if entry_id is None else str(entry_id),
         version=int(meta.get("version", 0)),
+        chars=int(meta.get("chars", 0)),
+        spans=[[int(x) for x in found] for found in meta.get("spans", ())],
+        contexts=[[str(w) for w in found] for found in meta.get("contexts", ())],
     )
 
 

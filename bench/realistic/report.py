@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,27 @@ def summary(answered: Sequence[Answered]) -> dict[str, dict[str, Any]]:
             row[kind] = _mean(of_kind)
             row[f"{kind}_questions"] = len(of_kind)
         row["refused"] = sum(a.refused is not None for a in answered if a.by == by)
+        # How well the answers' support tells right top answers from wrong ones, and from
+        # any answer to a question the story does not answer.
+        scored = [a for a in answered if a.by == by and a.support is not None]
+        right = [a.support for a in scored if a.right == 1.0]
+        wrong = [a.support for a in scored if a.asked.answer is not None and a.right < 1.0]
+        unanswerable = [a.support for a in scored if a.asked.answer is None]
+        row["support_auroc"] = auroc(right, wrong)
+        row["support_auroc_with_unanswerable"] = auroc(right, wrong + unanswerable)
         out[by] = row
     return out
+
+
+def auroc(positives: Sequence[float | None], negatives: Sequence[float | None]) -> float:
+    """The chance that a positive scores above a negative (ties count half); NaN without
+    both."""
+    pos = [p for p in positives if p is not None]
+    neg = [n for n in negatives if n is not None]
+    if not pos or not neg:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -38,18 +58,26 @@ def markdown(rows: dict[str, dict[str, Any]]) -> str:
     any_row = next(iter(rows.values()))
     head = ["answerer", f"all ({any_row['questions']})"]
     head += [f"{k} ({any_row[f'{k}_questions']})" for k in KINDS]
-    lines = ["| " + " | ".join([*head, "refused"]) + " |", "|" + "---|" * (len(head) + 1)]
+    head += ["refused", "support AUROC", "... with unanswerable"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for by, row in rows.items():
         cells = [by, f"{row['accuracy']:.3f}", *(f"{row[k]:.3f}" for k in KINDS)]
-        lines.append("| " + " | ".join([*cells, str(row["refused"])]) + " |")
+        cells.append(str(row["refused"]))
+        cells += [_figure(row["support_auroc"]), _figure(row["support_auroc_with_unanswerable"])]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+def _figure(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.3f}"
+
+
 def misses(answered: Sequence[Answered], by: str) -> list[str]:
-    """One line per answerable question `by` got wrong: question, cloze, answer, gold."""
+    """One line per answerable question `by` got wrong: question, cloze, answer (its score
+    and support), gold."""
     return [
         f"{a.asked.id}: {a.asked.question} -> {a.result.get('cloze', '?')!r}: "
-        f"{a.refused or a.answer} ({a.score:.2f}), gold {a.asked.answer}"
+        f"{a.refused or a.answer} ({a.score:.2f}, support {a.support}), gold {a.asked.answer}"
         for a in answered
         if a.by == by and a.asked.answer is not None and a.right < 1.0
     ]

@@ -51,6 +51,13 @@ class Answered:
     refused: str | None = None  # the error's message when the service refused the question
     result: dict[str, Any] = field(default_factory=dict)  # the API's result for it, as sent
 
+    @property
+    def support(self) -> float | None:
+        """The service's support of the top answer (None for a baseline or no answer)."""
+        answers = self.result.get("answers") or [{}]
+        value = answers[0].get("support")
+        return None if value is None else float(value)
+
 
 async def _ready(client: httpx.AsyncClient, timeout_s: float = 120.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout_s

@@ -25,16 +25,21 @@ def test_index_ask_status_list_entities_delete(
 
     assert main(["ask", "story", "Who drove Anna home?", "--top-k", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "linear (m-test, 1.2 ms on the server)"
+    assert out[0] == "linear (m-test, 1.2 ms on the server): score, support, answer"
     assert out[1] == "  Who drove Anna home?  (asked as: @placeholder drove Anna home)"
-    assert out[2:] == ["     0.500  Anna", "     0.500  Fairfield"]
+    assert out[2:] == ["     0.500     -  Anna", "     0.500     -  Fairfield"]
 
     assert (
         main(["ask", "story", "@placeholder drove Anna home", "--mode", "softmax", "--json"]) == 0
     )
     [answers] = json.loads(capsys.readouterr().out)
     assert (answers["mode"], answers["server_ms"]) == ("softmax", 1.25)
-    assert answers["results"][0]["answers"][0] == {"entity": "Anna", "score": 0.2}
+    assert answers["results"][0]["answers"][0] == {
+        "entity": "Anna",
+        "score": 0.2,
+        "support": None,  # the stand-in service does not send it
+        "spans": [],
+    }
 
     assert main(["status", "story", "--json"]) == 0
     [status] = json.loads(capsys.readouterr().out)

@@ -9,7 +9,7 @@ data builder and the service both come through here, with the same finder.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from encoder.text.entities import (
@@ -21,6 +21,7 @@ from encoder.text.entities import (
 )
 from encoder.text.tokens import (
     PLACEHOLDER,
+    TOKEN_RE,
     cut_around_placeholder,
     entity_index,
     entity_marker,
@@ -36,6 +37,9 @@ class AnonymisedText:
     entities: list[str]  # entities[i] = the name of @entity{i}
     mentions: list[int]  # mentions[i] = how often @entity{i} occurs in this text
     unplaced: list[str]  # names found beyond the free slots: they stay plain words
+    # spans[i]: (start, end) character offsets in the text of each mention of @entity{i};
+    # empty unless asked for
+    spans: list[list[tuple[int, int]]] = field(default_factory=list)
 
 
 _Pattern = tuple[tuple[str, ...], bool, int]
@@ -94,9 +98,24 @@ class EntityMatcher:
         span several tokens)."""
         raw = raw_tokens(text)
         lows = lower_all(raw)
+        return self._marked(lows, self._spans(raw, lows))
+
+    def mark_with_offsets(
+        self, text: str
+    ) -> tuple[list[tuple[str, int | None]], list[tuple[int, int]]]:
+        """`mark`, and the (start, end) character offsets of each match, in order."""
+        found = list(TOKEN_RE.finditer(text))  # raw_tokens' tokens, with their offsets
+        raw = [m.group() for m in found]
+        lows = lower_all(raw)
+        spans = self._spans(raw, lows)
+        offsets = [(found[start].start(), found[start + n - 1].end()) for start, n, _ in spans]
+        return self._marked(lows, spans), offsets
+
+    @staticmethod
+    def _marked(lows: list[str], spans: list[tuple[int, int, int]]) -> list[tuple[str, int | None]]:
         out: list[tuple[str, int | None]] = []
         pos = 0
-        for start, n, owner in self._spans(raw, lows):
+        for start, n, owner in spans:
             out += [(low, None) for low in lows[pos:start]]
             out.append(("", owner))
             pos = start + n
@@ -132,6 +151,7 @@ def anonymise_document(
     *,
     max_entities: int | None,
     known: Sequence[str] = (),
+    with_spans: bool = False,
 ) -> AnonymisedText:
     """Tokenize `text` and replace entity mentions by `@entityN` markers.
 
@@ -141,7 +161,8 @@ def anonymise_document(
     known: an existing entity map (when text is appended to a document): its entities keep
     their slots and are replaced wherever they occur; new entities take the next free slots in
     order of first mention, up to `max_entities` (None: every entity gets one). Names beyond
-    that stay plain words and are listed in `unplaced`.
+    that stay plain words and are listed in `unplaced`. with_spans: also where each entity's
+    mentions are in `text` (character offsets, for showing an answer in the text).
     """
     if max_entities is not None and max_entities < 1:
         raise ValueError(f"max_entities must be >= 1, got {max_entities}")
@@ -156,15 +177,24 @@ def anonymise_document(
     unplaced: dict[str, None] = {}  # insertion-ordered: a list's `in` is quadratic here
     tokens: list[str] = []
     mentions = [0] * len(known)
-    for low, owner in EntityMatcher(entity_surfaces(everyone)).mark(text):
+    spans: list[list[tuple[int, int]]] = [[] for _ in known]
+    matcher = EntityMatcher(entity_surfaces(everyone))
+    if with_spans:
+        marked, offsets = matcher.mark_with_offsets(text)
+    else:
+        marked, offsets = matcher.mark(text), []
+    matches = iter(offsets)
+    for low, owner in marked:
         if owner is None:
             tokens.append(low)
             continue
+        where = next(matches, None)
         slot = slot_of.get(owner)
         if slot is None and (max_entities is None or len(entities) < max_entities):
             slot = slot_of[owner] = len(entities)
             entities.append(everyone[owner].name)
             mentions.append(0)
+            spans.append([])
         if slot is None:  # no free slot: the name stays plain words
             name = everyone[owner].name
             unplaced[name] = None
@@ -172,8 +202,14 @@ def anonymise_document(
         else:
             tokens.append(entity_marker(slot))
             mentions[slot] += 1
+            if where is not None:
+                spans[slot].append(where)
     return AnonymisedText(
-        tokens=tokens, entities=entities, mentions=mentions, unplaced=list(unplaced)
+        tokens=tokens,
+        entities=entities,
+        mentions=mentions,
+        unplaced=list(unplaced),
+        spans=spans if with_spans else [],
     )
 
 
@@ -205,6 +241,7 @@ def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:
 class PreparedQuestion:
     tokens: list[str]  # as the reader sees it: names as markers, cut to its question window
     named: frozenset[int]  # the entity slots the whole question names, before the cut
+    whole: list[str]  # the whole question, names as markers, before the cut
 
 
 def prepare_question(
@@ -219,4 +256,4 @@ def prepare_question(
         i for t in tokens if t.startswith("@entity") and (i := entity_index(t)) is not None
     )
     cut = tokens if window is None else cut_around_placeholder(tokens, *window)
-    return PreparedQuestion(cut, named)
+    return PreparedQuestion(cut, named, tokens)

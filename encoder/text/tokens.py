@@ -17,6 +17,14 @@ _ENTITY_PREFIX = "@entity"
 TOKEN_RE = re.compile(r"@entity\d+|@placeholder|[^\W_]+|'[^\W_]+|[^\w\s]", re.UNICODE)
 _MARKER_RE = re.compile(r"@entity(\d+)")
 
+# Words too common to tell one passage from another: left out where text is matched by its
+# words (the bag-of-words baseline, the answers' support).
+_STOP_TEXT = """
+    the a an and or of to in on at by for with as was were is be been had has have he she it
+    his her him they them their i you we that this which not but so
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
 _TITLES_WITH_DOT = frozenset({"mr", "mrs", "ms", "dr", "st", "messrs", "rev", "col", "capt"})
 
 

@@ -43,6 +43,7 @@ from service.indexing import is_current
 from service.metrics import Metrics
 from service.readers import LoadedModel, anonymise, entity_slots, load_models
 from service.settings import Settings
+from service.support import where_named
 from store.base import DocumentStore, readable_records
 from store.errors import StoreError
 from store.factory import open_queue, open_settings_store
@@ -301,6 +302,7 @@ class IngestWorker:
         done = []
         for i, doc in enumerate(group):
             job = doc.delivery.job
+            spans, contexts = where_named(doc.anon)
             record = DocumentRecord(
                 id=job.doc_id,
                 text_hash=job.text_hash,
@@ -315,6 +317,9 @@ class IngestWorker:
                 created_at=doc.created_at,
                 states={mode: states[mode][i] for mode in self.models},
                 version=job.version,
+                chars=len(job.text),
+                spans=spans,
+                contexts=contexts,
             )
             written = await self.store.put(record, expect_version=doc.expect_version)
             if not written and doc.expect_version != job.version:

@@ -10,16 +10,24 @@ from cheapqa_client.client import Answers, CheapqaError
 
 
 def _lines(a: Answers) -> str:
-    """One mode's answers: a heading, then each question and its answers with their scores."""
+    """One mode's answers: a heading, then each question and its answers with their scores
+    and support (how much of the question the text says near the answer; "-" unknown)."""
     timing = "" if a.server_ms is None else f", {a.server_ms:.1f} ms on the server"
-    lines = [f"{a.mode} ({a.model_id}{timing})"]
+    lines = [f"{a.mode} ({a.model_id}{timing}): score, support, answer"]
     for result in a.results:
         asked = f"  (asked as: {result.cloze})" if result.cloze not in (None, result.query) else ""
         lines.append(f"  {result.query}{asked}")
         if result.error is not None:
             lines.append(f"    not asked: {result.error.message}")
-        lines += [f"    {answer.score:6.3f}  {answer.entity}" for answer in result.answers]
+        lines += [
+            f"    {answer.score:6.3f}  {_support(answer.support)}  {answer.entity}"
+            for answer in result.answers
+        ]
     return "\n".join(lines)
+
+
+def _support(value: float | None) -> str:
+    return "   -" if value is None else f"{value:4.2f}"
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from encoder.text.tokens import PLACEHOLDER, entity_index, entity_marker, tokenize
+from encoder.text.tokens import PLACEHOLDER, STOP_WORDS, entity_index, entity_marker, tokenize
 
 
 class DataError(ValueError):
@@ -141,59 +141,13 @@ def window_overlap_scores(
 ) -> dict[str, float]:
     """For each candidate, the most distinct question words found within `width` tokens of
     one of its mentions: word matching that survives paraphrase's reordering."""
-    words = {t for t in query if t.isalpha() and t not in _STOP}
+    words = {t for t in query if t.isalpha() and t not in STOP_WORDS}
     scores = dict.fromkeys(candidates, 0.0)
     for i, tok in enumerate(doc):
         if tok in scores:
             near = set(doc[max(0, i - width) : i + width + 1])
             scores[tok] = max(scores[tok], float(len(words & near)))
     return scores
-
-
-_STOP = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "as",
-        "was",
-        "were",
-        "is",
-        "be",
-        "been",
-        "had",
-        "has",
-        "have",
-        "he",
-        "she",
-        "it",
-        "his",
-        "her",
-        "him",
-        "they",
-        "them",
-        "their",
-        "i",
-        "you",
-        "we",
-        "that",
-        "this",
-        "which",
-        "not",
-        "but",
-        "so",
-    ]
-)
 
 
 def baselines(questions: Iterable[Question]) -> Baselines:
