@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if (run := getattr(args, "run", None)) is not None:  # a client command
         client_run: client_commands.Run = run
-        return client_run(args)
+        return client_commands.until_the_reader_leaves(lambda: client_run(args))
     try:
         settings = load_settings()
     except InvalidSetting as exc:
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cheapqa: {exc}", file=sys.stderr)
         return 2
     handler: Handler = args.handler
-    return handler(args, settings)
+    return client_commands.until_the_reader_leaves(lambda: handler(args, settings))
 
 
 if __name__ == "__main__":

@@ -122,7 +122,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     )
     batcher.start()
     # The serving objects, built once: the routes reach them through service/deps.py.
-    app.state.indexing = IndexingService(settings, store, queue, runtime.models)
+    app.state.indexing = IndexingService(
+        settings, store, queue, runtime.models, runs_worker=runs_worker(settings)
+    )
     app.state.answering = AnswerService(settings, store, runtime.models, batcher, runtime.metrics)
     # The worker keeps the store without the deadline: writing a large state may rightly
     # take longer.

@@ -58,12 +58,13 @@ from service.schemas import DocumentIn
 from service.settings import Settings
 from service.support import appended_where_named
 from store.base import DocumentStore, readable_records
-from store.queue.base import IngestJob, IngestQueue
+from store.queue.base import IngestJob, IngestQueue, QueueUnavailable
 from store.record import (
     DocumentRecord,
     Status,
     appended_hash,
     derived_id,
+    now,
     posting_hash,
     text_hash,
 )
@@ -97,7 +98,7 @@ def status_url(settings: Settings) -> Callable[[str], str]:
     return lambda doc_id: f"{base}/v1/documents/{quote(doc_id, safe='')}"
 
 
-def document_info(record: DocumentRecord) -> DocumentInfo:
+def document_info(record: DocumentRecord, waiting: str | None = None) -> DocumentInfo:
     return DocumentInfo(
         id=record.id,
         status=record.status,
@@ -113,7 +114,23 @@ def document_info(record: DocumentRecord) -> DocumentInfo:
         error=record.error,
         created_at=record.created_at,
         updated_at=record.updated_at,
+        waiting=waiting,
     )
+
+
+def worker_window_ms(settings: Settings) -> int:
+    """How long without a worker reading the queue means none runs: a live one takes a
+    queued document within its blocking read's time (INGEST_BLOCK_MS), and one busy with a
+    batch renews its lease every third of INGEST_CLAIM_IDLE_MS (each resets its idle time)."""
+    return max(4 * settings.ingest_block_ms, settings.ingest_claim_idle_ms // 2)
+
+
+async def queue_readers(settings: Settings, queue: IngestQueue) -> int | None:
+    """Workers that read the queue recently; None when the queue cannot tell or is down."""
+    try:
+        return await queue.readers(worker_window_ms(settings))
+    except QueueUnavailable:
+        return None
 
 
 def document_entities(record: DocumentRecord) -> DocumentEntities:
@@ -324,12 +341,18 @@ class IndexingService:
     route's whole work after parsing."""
 
     def __init__(
-        self, settings: Settings, store: DocumentStore, queue: IngestQueue, models: ServedModels
+        self,
+        settings: Settings,
+        store: DocumentStore,
+        queue: IngestQueue,
+        models: ServedModels,
+        runs_worker: bool = False,
     ) -> None:
         self.settings = settings
         self.store = store
         self.queue = queue
         self.models = models
+        self.runs_worker = runs_worker  # an ingestion worker runs in this process
         self.status_url = status_url(settings)
 
     async def index(self, documents: Sequence[DocumentIn]) -> DocumentsAccepted:
@@ -384,7 +407,24 @@ class IndexingService:
         )
 
     async def info(self, doc_id: str) -> DocumentInfo:
-        return document_info(await known_record(self.store, doc_id))
+        record = await known_record(self.store, doc_id)
+        return document_info(record, await self._waiting(record))
+
+    async def _waiting(self, record: DocumentRecord) -> str | None:
+        """Why a document is still queued, when the queue can tell: no worker has read it
+        for longer than a live one would leave it (and this document waited that long)."""
+        window_s = worker_window_ms(self.settings) / 1000.0
+        if record.status != Status.QUEUED or self.runs_worker:
+            return None
+        if now() - record.updated_at < window_s:
+            return None
+        if await queue_readers(self.settings, self.queue) != 0:
+            return None
+        return (
+            f"no worker has read the ingestion queue in the last {window_s:g} s: the document "
+            "stays queued until one does (start `cheapqa worker` with this service's "
+            "CHEAPQA_STORE_URL)"
+        )
 
     async def entities(self, doc_id: str) -> DocumentEntities:
         return document_entities(await indexed_record(self.store, doc_id, modes=()))

@@ -225,7 +225,8 @@ def wait_op(
     retry: Retry,
 ) -> Op[list[DocumentInfo]]:
     """Polls each document's status until it is indexed or failed; a CheapqaError with code
-    `timeout` after `timeout_s`."""
+    `timeout` after `timeout_s`, or `no_worker` as soon as the service says no worker reads
+    its queue (the document would wait for ever)."""
     deadline = time.monotonic() + timeout_s
     final: dict[str, DocumentInfo] = {}
     while True:
@@ -233,6 +234,8 @@ def wait_op(
             if doc_id in final:
                 continue
             status = yield from status_op(doc_id, retry)
+            if status.waiting:
+                raise CheapqaError(None, "no_worker", f"{doc_id} is still queued: {status.waiting}")
             if status.status in FINAL_STATUSES:
                 final[doc_id] = status
                 if on_final is not None:

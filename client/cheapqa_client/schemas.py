@@ -62,6 +62,11 @@ class DocumentInfo(BaseModel):
     error: str | None
     created_at: float
     updated_at: float
+    waiting: str | None = Field(
+        default=None,
+        description="Why a queued document is still queued, when the service can tell (no "
+        "worker has read the ingestion queue lately); null otherwise.",
+    )
 
 
 class DocumentSummary(BaseModel):
@@ -183,6 +188,12 @@ class Readiness(BaseModel):
     store: bool
     models: dict[str, str] = Field(description="mode -> model id of every loaded model")
     worker: bool = Field(description="Whether this process also runs an ingestion worker.")
+    workers: int | None = Field(
+        default=None,
+        description="Workers that read the ingestion queue lately (this process's own too): 0 "
+        "means documents are accepted but nothing indexes them; null when the queue cannot "
+        "tell (the embedded queue with no worker in this process).",
+    )
 
 
 class ErrorInfo(BaseModel):

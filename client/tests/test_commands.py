@@ -5,12 +5,15 @@ commands, as `cheapqa`, against the real service."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from cheapqa_client import __version__
-from cheapqa_client.cli.main import main
+from cheapqa_client.cli.main import BROKEN_PIPE, main
 
 STORY = "Anna walked to the market with Tom. Later Marcus drove Anna home to Fairfield."
 
@@ -101,3 +104,25 @@ def test_version_and_bare_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.startswith("usage: cheapqa-client")
     assert all(c in out for c in ("index", "ask", "status", "list", "entities", "delete"))
+
+
+def test_output_whose_reader_left_ends_quietly(service_url: str, tmp_path: Path) -> None:
+    # `cheapqa-client list --json | head`: the reader leaves before the output is written.
+    story = tmp_path / "story.txt"
+    story.write_text(STORY)
+    assert main(["index", str(story), "--id", "story"]) == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "cheapqa_client", "list", "--json"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "CHEAPQA_URL": service_url},
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == BROKEN_PIPE
+    assert done.stderr == ""  # no traceback

@@ -11,8 +11,9 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from cheapqa_client.schemas import Health, Readiness
-from service.deps import RuntimeDep
+from service.deps import Runtime, RuntimeDep
 from service.errors import error_response, error_responses
+from service.indexing import queue_readers
 from store.errors import StoreError
 from store.queue.base import QueueUnavailable
 
@@ -32,6 +33,17 @@ async def healthz(runtime: RuntimeDep) -> Health | JSONResponse:
     if runtime.models.error is not None:
         return error_response(503, "startup_failed", "loading the models failed; see the log")
     return Health(status="ok")
+
+
+async def _workers(runtime: Runtime) -> int | None:
+    """Workers that read the ingestion queue lately, this process's own included."""
+    if runtime.queue is None:
+        return None
+    own = int(runtime.worker_task is not None)
+    others = await queue_readers(runtime.settings, runtime.queue)
+    if others is None:
+        return own or None
+    return max(own, others)
 
 
 @router.get(
@@ -58,6 +70,7 @@ async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
         store=store_ok,
         models={mode: m.model_id for mode, m in runtime.models.by_mode.items()},
         worker=runtime.worker_task is not None,
+        workers=await _workers(runtime),
     )
     if readiness.status != "ready":
         message = problem or ("models are loading" if store_ok else "store unavailable")

@@ -106,4 +106,9 @@ class IngestQueue(Protocol):
         """Entries not yet acked (waiting or in hand)."""
         ...
 
+    async def readers(self, within_ms: int) -> int | None:
+        """How many workers read the queue within the last `within_ms`; None when this queue
+        cannot tell."""
+        ...
+
     async def close(self) -> None: ...

@@ -138,6 +138,20 @@ class RedisStreamQueue:
         entry_id = await self._call(lambda: self._enqueue(keys=keys, args=[job.to_json()]))
         return _text(entry_id)
 
+    async def readers(self, within_ms: int) -> int | None:
+        """Consumers of the group that read it within `within_ms` (XINFO's idle time; before
+        Redis 7.2 only a read that took entries counts); 0 when no worker ever made the
+        group."""
+        try:
+            consumers: Any = await self._call(
+                lambda: self._client.xinfo_consumers(self.stream, GROUP)
+            )
+        except QueueUnavailable as exc:
+            if "NOGROUP" in str(exc) or "no such key" in str(exc):
+                return 0
+            raise
+        return sum(1 for c in consumers if int(c.get("idle", within_ms)) < within_ms)
+
     async def is_pending(self, entry_id: str) -> bool:
         reply: Any = await self._call(
             lambda: self._client.xrange(self.stream, min=entry_id, max=entry_id, count=1)

@@ -160,3 +160,56 @@ async def test_redis_queue_recreates_a_lost_group(redis_url: str) -> None:
         assert [d.job for d in await queue.read("c", 10, 10)] == [job(2)]
     finally:
         await queue.close()
+
+
+async def test_a_redis_queue_knows_whether_a_worker_reads_it(redis_url: str) -> None:
+    prefix = f"t-{uuid.uuid4().hex[:8]}"
+    queue = RedisStreamQueue(redis_url, key_prefix=prefix, timeout_s=1.0, claim_idle_ms=CLAIM_MS)
+    try:
+        assert await queue.readers(60_000) == 0  # nothing ever read it: no group
+        await queue.enqueue(job(1))
+        await queue.enqueue(job(2))
+        assert await queue.readers(60_000) == 0  # enqueued, and still no worker
+        await queue.read("worker-a", 1, 10)
+        await queue.read("worker-b", 1, 10)
+        assert await queue.readers(60_000) == 2
+        time.sleep(0.05)
+        assert await queue.readers(1) == 0  # not within the last millisecond
+    finally:
+        await queue.close()
+
+
+async def test_an_embedded_queue_cannot_tell_its_readers(tmp_path: Path) -> None:
+    queue = EmbeddedQueue(tmp_path / "ingest.sqlite3", claim_idle_ms=CLAIM_MS)
+    try:
+        assert await queue.readers(60_000) is None
+    finally:
+        await queue.close()
+
+
+async def test_a_document_no_worker_will_take_says_so(
+    redis_url: str, app_client: Any, make_settings: Any
+) -> None:
+    # Redis, and no worker anywhere: the API accepts documents that nothing indexes.
+    prefix = f"t-{uuid.uuid4().hex[:8]}"
+    settings = {"store_url": redis_url, "key_prefix": prefix, "serve_worker": False}
+    async with app_client(**settings) as client:
+        assert (await client.get("/readyz")).json()["workers"] == 0
+        await client.post("/v1/documents", json={"id": "lonely", "text": "Anna met Tom."})
+        first = (await client.get("/v1/documents/lonely")).json()
+        assert first["status"] == "queued" and first["waiting"] is None  # too soon to say
+        window_s = 4 * make_settings().ingest_block_ms / 1000 + 0.2
+        await asyncio.sleep(max(window_s, make_settings().ingest_claim_idle_ms / 2000 + 0.2))
+        later = (await client.get("/v1/documents/lonely")).json()
+        assert later["status"] == "queued"
+        assert later["waiting"].startswith("no worker has read the ingestion queue")
+        # Once a worker reads the queue, nothing says there is none.
+        queue = RedisStreamQueue(
+            redis_url, key_prefix=prefix, timeout_s=1.0, claim_idle_ms=CLAIM_MS
+        )
+        try:
+            await queue.read("worker-a", 10, 10)
+            assert (await client.get("/readyz")).json()["workers"] == 1
+            assert (await client.get("/v1/documents/lonely")).json()["waiting"] is None
+        finally:
+            await queue.close()

@@ -8,6 +8,7 @@ Each command module has `register(subparsers)`, which adds its parser and sets
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,6 +26,26 @@ def register(sub: Any) -> None:
         command.register(sub)
 
 
+# The exit status of a command whose output's reader left (`--json | head`): a program
+# SIGPIPE ends exits with 128 + 13.
+BROKEN_PIPE = 141
+
+
+def until_the_reader_leaves(command: Callable[[], int]) -> int:
+    """`command()`; when whoever reads its output stops reading (`... --json | head`), it
+    ends quietly instead of with a BrokenPipeError traceback."""
+    try:
+        status = command()
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # Python's recipe: stdout is dead, so point it at /dev/null, or the interpreter's
+        # own flush at exit raises again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="cheapqa-client", description="the cheapqa service's client commands"
@@ -36,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     run: Run = args.run
-    return run(args)
+    return until_the_reader_leaves(lambda: run(args))
 
 
 if __name__ == "__main__":

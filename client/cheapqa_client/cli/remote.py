@@ -46,4 +46,6 @@ def details(document: DocumentAccepted | DocumentInfo) -> str:
         return f"\t{document.tokens} tokens, {document.entities} entities"
     if document.status == "failed":
         return f"\t{document.error}"
+    if document.waiting:
+        return f"\t{document.waiting}"
     return ""
