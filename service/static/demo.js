@@ -6,6 +6,9 @@ const $ = (id) => document.getElementById(id);
 const DEFAULT_CHECKED = ["linear", "softmax"];
 const FALLBACK_MODES = ["none", "linear", "gated", "softmax", "mentions"];
 let current = null; // the indexed document's status (GET /v1/documents/{id})
+// The texts this page indexed (the service keeps no text), by id, with their text hash:
+// where an answer is can be shown in a text the page knows.
+const TEXT_KEY = (id) => `cheapqa-text:${id}`;
 
 class ApiError extends Error {
   constructor(status, envelope) {
@@ -69,6 +72,98 @@ async function loadModes() {
 function setStatus(status, text) {
   $("status").className = `status ${status}`;
   $("status").textContent = text;
+  $("progress").hidden = status !== "queued";
+}
+
+function rememberText(id, textHash, text) {
+  try { sessionStorage.setItem(TEXT_KEY(id), JSON.stringify({ textHash, text })); } catch (_) {}
+}
+
+// The text of a document as indexed, when this page posted it (same text hash), else null.
+function knownText(doc) {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(TEXT_KEY(doc.id)) || "null");
+    return kept && kept.textHash === doc.text_hash ? kept.text : null;
+  } catch (_) { return null; }
+}
+
+// The document's text with `spans` ([start, end) in code points) marked; a note without it.
+function showInText(doc, spans) {
+  const view = $("doc-view");
+  const text = doc && knownText(doc);
+  view.classList.toggle("unknown", !text);
+  if (!text) {
+    view.textContent = doc ? "The service keeps no text: index it from this page to see "
+      + "where answers are." : "—";
+    return;
+  }
+  const chars = Array.from(text); // code points, as the offsets count them
+  const parts = [];
+  let at = 0;
+  for (const [start, end] of [...spans].sort((a, b) => a[0] - b[0])) {
+    if (start < at || end > chars.length) continue;
+    parts.push(chars.slice(at, start).join(""));
+    const mark = document.createElement("mark");
+    mark.textContent = chars.slice(start, end).join("");
+    parts.push(mark);
+    at = end;
+  }
+  parts.push(chars.slice(at).join(""));
+  view.replaceChildren(...parts);
+  const first = view.querySelector("mark");
+  if (first) first.scrollIntoView({ block: "nearest" });
+}
+
+async function loadDocuments(selected) {
+  try {
+    const body = (await api("GET", "/v1/documents?limit=200")).body;
+    const options = body.documents.map((d) => {
+      const option = document.createElement("option");
+      option.value = d.id;
+      option.textContent = `${d.id} (${d.status})`;
+      return option;
+    });
+    const none = document.createElement("option");
+    none.value = "";
+    none.textContent = body.documents.length ? "—" : "none yet";
+    $("documents").replaceChildren(none, ...options);
+    $("documents").value = selected || "";
+  } catch (_) { /* a key is needed, or the service is away: the list stays as it was */ }
+}
+
+function showIndexed(doc) {
+  const stored = Object.entries(doc.bytes_stored)
+    .map(([mode, n]) => `${mode} ${n.toLocaleString()} B`).join(", ");
+  setStatus("indexed", `${doc.id}: indexed — ${doc.tokens} tokens, ` +
+    `${doc.entities} entities; stored ${stored}`);
+}
+
+async function useDocument(doc) {
+  current = doc.status === "indexed" ? doc : null;
+  $("ask").disabled = current === null;
+  $("answers").replaceChildren();
+  showInText(current, []);
+  if (current === null) return;
+  showIndexed(current);
+  await showEntities(current.id);
+}
+
+async function pickDocument() {
+  const id = $("documents").value;
+  showError(null);
+  if (!id) return;
+  $("entities").textContent = "—";
+  try {
+    const doc = await pollStatus((await api("GET", docPath(id))).body.id);
+    if (doc.status === "failed") {
+      setStatus("failed", `${doc.id}: failed — ${doc.error || "no reason given"}`);
+    }
+    await useDocument(doc);
+  } catch (error) {
+    current = null;
+    $("ask").disabled = true;
+    setStatus("failed", `${id}: ${error.message} (${error.code})`);
+  }
 }
 
 async function indexDocument() {
@@ -77,36 +172,41 @@ async function indexDocument() {
   if (!text.trim()) { showError(new Error("paste a document or choose a file first")); return; }
   const body = { text };
   if ($("doc-id").value.trim()) body.id = $("doc-id").value.trim();
+  // A new document: nothing of the last one stays on the page, answered or not.
+  current = null;
   $("index").disabled = true;
   $("ask").disabled = true;
   $("answers").replaceChildren();
   $("entities").textContent = "—";
+  showInText(null, []);
+  setStatus("queued", "posting…");
   try {
     const accepted = (await api("POST", "/v1/documents", body)).body.documents[0];
-    setStatus(accepted.status, `${accepted.id}: ${accepted.status}`);
-    current = await pollStatus(accepted.id);
-    if (current.status === "indexed") {
-      const stored = Object.entries(current.bytes_stored)
-        .map(([mode, n]) => `${mode} ${n.toLocaleString()} B`).join(", ");
-      setStatus("indexed", `${current.id}: indexed — ${current.tokens} tokens, ` +
-        `${current.entities} entities; stored ${stored}`);
-      $("ask").disabled = false;
-      await showEntities(current.id);
-    } else {
-      setStatus("failed", `${current.id}: failed — ${current.error || "no reason given"}`);
+    rememberText(accepted.id, accepted.text_hash, text);
+    const doc = await pollStatus(accepted.id);
+    if (doc.status === "failed") {
+      setStatus("failed", `${doc.id}: failed — ${doc.error || "no reason given"}`);
     }
+    await useDocument(doc);
+    await loadDocuments(doc.id);
   } catch (error) {
-    showError(error);
+    // The one place this error is shown: where the status of the document would be.
+    setStatus("failed", `not indexed: ${error.message} (${error.code || "error"})`);
   } finally {
     $("index").disabled = false;
   }
 }
 
+// Polls until indexed or failed, showing how long it has waited and, when the service can
+// tell, why it still waits (no worker reads the queue).
 async function pollStatus(id) {
+  const started = performance.now();
   for (;;) {
     const status = (await api("GET", docPath(id))).body;
     if (status.status === "indexed" || status.status === "failed") return status;
-    setStatus(status.status, `${id}: ${status.status}…`);
+    const waited = ((performance.now() - started) / 1000).toFixed(0);
+    const why = status.waiting ? ` — ${status.waiting}` : "";
+    setStatus("queued", `${id}: ${status.status}, ${waited} s${why}`);
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
 }
@@ -151,47 +251,84 @@ async function ask() {
     return column;
   });
   $("answers").replaceChildren(...columns);
+  showInText(current, []);
   $("ask").disabled = true;
   // One request per mode, all at once: each column times its own request.
-  await Promise.all(modes.map((mode, i) => askMode(current, question, mode, topK, columns[i])));
+  const errors = await Promise.all(
+    modes.map((mode, i) => askMode(current, question, mode, topK, columns[i])));
+  // The same error from every mode (a question the service cannot read): said once.
+  const messages = new Set(errors.map((e) => e && `${e.message} (${e.code})`));
+  if (messages.size === 1 && errors[0]) {
+    $("answers").replaceChildren();
+    showError(errors[0]);
+  } else {
+    errors.forEach((error, i) => {
+      if (!error) return;
+      columns[i].classList.add("error");
+      columns[i].querySelector(".meta").textContent = `${error.message} (${error.code})`;
+    });
+  }
+  const top = document.querySelector("#answers tr.answer");
+  if (top) top.click(); // the first mode's best answer, shown in the text
   $("ask").disabled = false;
 }
 
+function showAnswer(row, spans) {
+  document.querySelectorAll("#answers tr.answer.shown").forEach((r) => r.classList.remove("shown"));
+  row.classList.add("shown");
+  showInText(current, spans);
+}
+
+// One mode's answers into its column; resolves the error, or null.
 async function askMode(doc, question, mode, topK, column) {
+  let response;
   try {
-    const { body, clientMs, serverMs } = await api("POST", `${docPath(doc.id)}/answers`,
+    response = await api("POST", `${docPath(doc.id)}/answers`,
       { queries: [question], mode, top_k: topK });
-    const result = body.results[0];
-    const table = document.createElement("table");
-    for (const answer of result.answers) {
-      const row = table.insertRow();
-      row.className = "answer";
-      row.insertCell().textContent = answer.entity;
-      const score = row.insertCell();
-      score.className = "score";
-      score.textContent = answer.score.toFixed(3);
-    }
-    const meta = document.createElement("p");
-    meta.className = "meta";
-    const bytes = doc.bytes_stored[mode];
-    meta.textContent = [
-      `${clientMs.toFixed(1)} ms round trip`,
-      serverMs === null ? null : `server ${serverMs.toFixed(2)} ms`,
-      bytes === undefined ? null : `${bytes.toLocaleString()} B stored`,
-      body.model_id,
-    ].filter(Boolean).join(" · ");
-    const parts = [table, meta];
-    if (result.cloze && result.cloze !== result.query) {
-      const cloze = document.createElement("p");
-      cloze.className = "cloze";
-      cloze.textContent = `asked as: ${result.cloze}`;
-      parts.unshift(cloze);
-    }
-    column.replaceChildren(column.querySelector("h3"), ...parts);
   } catch (error) {
-    column.classList.add("error");
-    column.querySelector(".meta").textContent = `${error.message} (${error.code})`;
+    return error;
   }
+  const { body, clientMs, serverMs } = response;
+  const result = body.results[0];
+  const table = document.createElement("table");
+  const head = table.createTHead().insertRow();
+  for (const label of ["answer", "score", "support"]) {
+    const th = document.createElement("th");
+    th.textContent = label;
+    head.append(th);
+  }
+  for (const answer of result.answers) {
+    const row = table.insertRow();
+    row.className = "answer";
+    row.title = "show where the text names it";
+    row.insertCell().textContent = answer.entity;
+    const score = row.insertCell();
+    score.className = "score";
+    score.textContent = answer.score.toFixed(3);
+    const support = row.insertCell();
+    support.className = "support";
+    support.textContent = answer.support === null || answer.support === undefined
+      ? "–" : answer.support.toFixed(2);
+    row.addEventListener("click", () => showAnswer(row, answer.spans || []));
+  }
+  const meta = document.createElement("p");
+  meta.className = "meta";
+  const bytes = doc.bytes_stored[mode];
+  meta.textContent = [
+    `${clientMs.toFixed(1)} ms round trip`,
+    serverMs === null ? null : `server ${serverMs.toFixed(2)} ms`,
+    bytes === undefined ? null : `${bytes.toLocaleString()} B stored`,
+    body.model_id,
+  ].filter(Boolean).join(" · ");
+  const parts = [table, meta];
+  if (result.cloze && result.cloze !== result.query) {
+    const cloze = document.createElement("p");
+    cloze.className = "cloze";
+    cloze.textContent = `asked as: ${result.cloze}`;
+    parts.unshift(cloze);
+  }
+  column.replaceChildren(column.querySelector("h3"), ...parts);
+  return null;
 }
 
 $("file").addEventListener("change", async () => {
@@ -201,6 +338,9 @@ $("file").addEventListener("change", async () => {
   if (!$("doc-id").value) $("doc-id").value = file.name.replace(/\.[^.]*$/, "").replace(/[^A-Za-z0-9._:-]/g, "-");
 });
 $("index").addEventListener("click", indexDocument);
+$("documents").addEventListener("change", pickDocument);
 $("ask").addEventListener("click", ask);
 $("question").addEventListener("keydown", (e) => { if (e.key === "Enter" && !$("ask").disabled) ask(); });
+$("api-key").addEventListener("change", () => loadDocuments($("documents").value));
 loadModes();
+loadDocuments();

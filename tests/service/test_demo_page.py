@@ -88,18 +88,71 @@ def test_index_and_ask_through_the_page(browser: Any, live_server_url: str) -> N
         assert all(name in DOCUMENTS["harbour"] for name in names)
         meta = browser.find_element(By.CSS_SELECTOR, f".mode[data-mode={mode}] .meta").text
         assert "ms round trip" in meta and "server" in meta and "B stored" in meta
+        supports = [r.find_element(By.CSS_SELECTOR, "td.support").text for r in rows]
+        assert all(0.0 <= float(value) <= 1.0 for value in supports)
     assert browser.find_element(By.ID, "error").text == ""
+    # The first mode's best answer is shown where the text names it.
+    best = browser.find_element(By.CSS_SELECTOR, ".mode[data-mode=linear] tr.answer td").text
+    marks = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#doc-view mark"))
+    assert {m.text for m in marks} <= {best, best.split()[-1]} and marks
+    # Another answer, clicked: its mentions instead.
+    rows = browser.find_elements(By.CSS_SELECTOR, ".mode[data-mode=softmax] tr.answer")
+    rows[-1].click()
+    other = rows[-1].find_element(By.TAG_NAME, "td").text
+    marks = browser.find_elements(By.CSS_SELECTOR, "#doc-view mark")
+    assert marks and {m.text for m in marks} <= {other, other.split()[-1]}
     if SCREENSHOT:
         browser.save_screenshot(SCREENSHOT)
 
+    # The document is listed: picked after a reload, it is asked about without pasting it.
+    browser.refresh()
+    wait.until(
+        lambda d: (
+            "page-harbour"
+            in [
+                o.get_attribute("value")
+                for o in d.find_elements(By.CSS_SELECTOR, "#documents option")
+            ]
+        )
+    )
+    from selenium.webdriver.support.ui import Select
 
-def test_errors_show_the_envelope_message(browser: Any, live_server_url: str) -> None:
+    Select(browser.find_element(By.ID, "documents")).select_by_value("page-harbour")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "page-harbour: indexed —"))
+    wait.until(ec.element_to_be_clickable((By.ID, "ask")))
+    browser.find_element(By.ID, "question").send_keys(QUESTIONS["harbour"][0])
+    browser.find_element(By.ID, "ask").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#doc-view mark"))
+
+    # A question the service cannot read, in two modes: one error, shown once.
+    question = browser.find_element(By.ID, "question")
+    question.clear()
+    question.send_keys("What did Tobias keep?")
+    browser.find_element(By.ID, "ask").click()
+    error = wait.until(lambda d: d.find_element(By.ID, "error").text or None)
+    assert error.startswith("Error: query 0: cannot read") and error.count("cannot read") == 1
+    assert browser.find_elements(By.CSS_SELECTOR, "#answers .mode") == []
+
+
+def test_a_failed_posting_leaves_no_stale_line(browser: Any, live_server_url: str) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
+    wait = WebDriverWait(browser, 60)
     browser.get(live_server_url + "/")
-    browser.find_element(By.ID, "text").send_keys("Some text.")
-    browser.find_element(By.ID, "doc-id").send_keys("not a valid id!")
+    browser.find_element(By.ID, "text").send_keys(DOCUMENTS["orchard"])
+    browser.find_element(By.ID, "doc-id").send_keys("page-orchard")
     browser.find_element(By.ID, "index").click()
-    error = WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "error").text or None)
-    assert error.startswith("Error: request validation failed")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "indexed —"))
+    # Then a bad id: the status says so (which field, why), once; nothing says "indexed".
+    doc_id = browser.find_element(By.ID, "doc-id")
+    doc_id.clear()
+    doc_id.send_keys("not a valid id!")
+    browser.find_element(By.ID, "index").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "not indexed"))
+    status = browser.find_element(By.ID, "status").text
+    assert status.startswith("not indexed: id: an id is 1 to 128 letters")
+    assert "validation_error" in status and "indexed —" not in status
+    assert browser.find_element(By.ID, "error").text == ""
+    assert not browser.find_element(By.ID, "ask").is_enabled()
