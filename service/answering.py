@@ -15,6 +15,7 @@ answers = top_k of softmax(scores) over the entities the reader reaches (a slot 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,12 +24,15 @@ import numpy as np
 import pydantic_core
 import torch
 
+from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import prepare_question
 from encoder.text.questions import to_cloze
+from encoder.text.tokens import plain_text
 from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
-from service.indexing import indexed_record, require_current
+from service.held_states import HeldStates
+from service.indexing import require_current
 from service.metrics import Metrics
 from service.readers import LoadedModel, ServedModels
 from service.schemas import AnswersIn
@@ -74,7 +78,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
     for query in queries:
         cloze = None
         try:
-            cloze = to_cloze(query)
+            cloze = to_cloze(plain_text(query, question=True))
             prepared = prepare_question(cloze, names, model.query_window)
         except ValueError as exc:  # UnsupportedQuestion is one
             out.clozes.append(cloze)
@@ -228,6 +232,7 @@ class AnswerService:
         self.models = models
         self.batcher = batcher
         self.metrics = metrics
+        self.states = HeldStates(store, settings.answer_states_max_bytes)
 
     def _check_request(self, body: AnswersIn) -> None:
         settings = self.settings
@@ -256,11 +261,25 @@ class AnswerService:
             raise BadRequest(
                 f"mode {mode!r} is not loaded", {"loaded": sorted(models)}, code="mode_not_loaded"
             )
+        async with contextlib.AsyncExitStack() as held:
+            return await self._answer(doc_id, body, mode, model, models, held)
+
+    async def _answer(
+        self,
+        doc_id: str,
+        body: AnswersIn,
+        mode: Mode,
+        model: LoadedModel,
+        models: dict[str, LoadedModel],
+        held: contextlib.AsyncExitStack,
+    ) -> bytes:
         batcher = self.batcher
         # From here to encode this request is on its way to the batcher: a batch gathered
         # meanwhile waits for it (and runs at once when no request is on its way).
         with batcher.coming():
-            record = await indexed_record(self.store, doc_id, modes=(mode,))
+            # The decoded state is held (counted against the budget) until the answer is made.
+            k = model.reader.config.hidden_size
+            record = await held.enter_async_context(self.states.hold(doc_id, mode, k))
             require_current(record, models, (mode,))
             state = record.states[mode]
             prepared = prepare_queries(model, body.queries, record.entities)
