@@ -40,7 +40,7 @@ from cheapqa_client.schemas import (
     DocumentSummary,
     EntityMentions,
 )
-from encoder.text.tokens import TOKEN_RE
+from encoder.text.tokens import TOKEN_RE, plain_text, raw_tokens
 from service.errors import (
     BadRequest,
     Conflict,
@@ -208,6 +208,23 @@ def _check_tokens(documents: Sequence[DocumentIn]) -> None:
             )
 
 
+def _past_token_limit(
+    documents: Sequence[DocumentIn], models: Mapping[str, LoadedModel], limit: int
+) -> tuple[int, int] | None:
+    """(index, tokens) of the first document past `limit` tokens, else None (blocking: run
+    it in a thread). The words and punctuation of the text bound the reader's tokens from
+    above (a marker stands for one or more words), so only a document past the limit in
+    words is anonymised to count exactly; while the models load, only the worker can tell."""
+    for i, doc in enumerate(documents):
+        words = len(raw_tokens(plain_text(doc.text)))
+        if words <= limit or not models:
+            continue
+        tokens = len(anonymise(models, doc.text, doc.candidates).tokens)
+        if tokens > limit:
+            return i, tokens
+    return None
+
+
 def _document_ids(documents: Sequence[DocumentIn], hashes: Sequence[str]) -> list[str]:
     """Each document's id (given, or derived from its text alone); one id, one posting (text
     and candidates) per batch."""
@@ -365,6 +382,16 @@ class IndexingService:
         models = self.models.by_mode  # empty while loading
         _check_batch(documents, settings.max_batch_documents, settings.max_document_bytes)
         _check_tokens(documents)
+        limit = settings.max_document_tokens
+        too_long = await asyncio.to_thread(_past_token_limit, documents, models, limit)
+        if too_long is not None:
+            i, tokens = too_long
+            raise TooLarge(
+                f"document {i} holds {tokens} tokens; the limit is {limit}",
+                {"index": i, "id": documents[i].id, "tokens": tokens,
+                 "max_document_tokens": limit},
+                code="document_too_long",
+            )  # fmt: skip
         hashes = [posting_hash(doc.text, doc.candidates) for doc in documents]
         ids = _document_ids(documents, hashes)
         unique_ids = list(dict.fromkeys(ids))

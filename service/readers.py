@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from encoder.model.serving import Serving, for_serving
 from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import AnonymisedText, anonymise_document
+from encoder.text.tokens import plain_text, plain_text_with_offsets
 from service.errors import Unavailable
 from service.settings import Settings
 
@@ -124,13 +125,20 @@ def anonymise(
     known: list[str] | None = None,
 ) -> AnonymisedText:
     """Tokens with entity markers, within the models' entity budget, and where each entity
-    is named in the text; raises ValueError when the text holds no tokens."""
+    is named in the text; raises ValueError when the text holds no tokens. The reader reads
+    the text (and candidates) as `plain_text` makes them; the spans point into the text as
+    posted, and its stored hash is that text's."""
+    plain, offsets = plain_text_with_offsets(text)
+    given = None if candidates is None else [plain_text(c) for c in candidates]
     anon = anonymise_document(
-        text, candidates, max_entities=entity_budget(models), known=known or (), with_spans=True
+        plain, given, max_entities=entity_budget(models), known=known or (), with_spans=True
     )
     if not anon.tokens:
         raise ValueError("the text holds no tokens")
-    return anon
+    if offsets is None:
+        return anon
+    spans = [[(offsets[a], offsets[b]) for a, b in found] for found in anon.spans]
+    return replace(anon, spans=spans)
 
 
 def trained_on(meta: dict[str, Any]) -> str:

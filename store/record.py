@@ -50,12 +50,14 @@ def posting_hash(text: str, candidates: Sequence[str] | None) -> str:
     if candidates is None:
         return h
     given = json.dumps(list(candidates), ensure_ascii=False)
-    return hashlib.sha256(f"{h}\n".encode() + given.encode()).hexdigest()
+    return hashlib.sha256(f"candidates\n{h}\n".encode() + given.encode()).hexdigest()
 
 
 def appended_hash(old_hash: str, appended: str) -> str:
-    """The hash after an append chains the old hash, so no old text is needed to compute it."""
-    return hashlib.sha256(f"{old_hash}\n".encode() + appended.encode()).hexdigest()
+    """The hash after an append chains the old hash, so no old text is needed to compute it.
+    Its prefix differs from `posting_hash`'s: text T with the appendix '["Ann"]' is not T
+    posted with the candidates ["Ann"]."""
+    return hashlib.sha256(f"append\n{old_hash}\n".encode() + appended.encode()).hexdigest()
 
 
 # The metadata's format: 1 had no "schema" key; 2 adds mention counts, unplaced names, names

@@ -7,6 +7,7 @@ Questions are cloze sentences in which the answer is `@placeholder`; entities ar
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 PLACEHOLDER = "@placeholder"
@@ -26,6 +27,54 @@ _STOP_TEXT = """
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 _TITLES_WITH_DOT = frozenset({"mr", "mrs", "ms", "dr", "st", "messrs", "rev", "col", "capt"})
+
+
+# A marker typed in text from outside (a document, an appendix, a question) is two plain
+# words, "@" and "entity0": only the anonymiser writes markers.
+_TYPED_MARKER_RE = re.compile(r"@(?=entity\d)")
+_TYPED_PLACEHOLDER_RE = re.compile(r"@(?=placeholder)")
+_TYPED_ANY_RE = re.compile(f"{_TYPED_MARKER_RE.pattern}|{_TYPED_PLACEHOLDER_RE.pattern}")
+
+
+def plain_text(text: str, *, question: bool = False) -> str:
+    """Text from outside as the reader reads it: NFKC-normalised (a decomposed "Ame\u0301lie"
+    is the name "Amélie", not three tokens), and any `@entityN` typed in it made plain words
+    (in a document, `@placeholder` too; a question keeps its placeholder)."""
+    return plain_text_with_offsets(text, question=question)[0]
+
+
+def plain_text_with_offsets(text: str, *, question: bool = False) -> tuple[str, list[int] | None]:
+    """`plain_text`, and for each of its characters (and its end) the offset in `text` it
+    comes from, so that places found in the plain text point into the text as written;
+    None when the plain text is `text` itself (the common case, found without a copy)."""
+    typed = _TYPED_MARKER_RE if question else _TYPED_ANY_RE
+    if unicodedata.is_normalized("NFKC", text) and typed.search(text) is None:
+        return text, None
+    parts: list[str] = []
+    offsets: list[int] = []
+    i = 0
+    while i < len(text):
+        # NFKC composes a character with the combining marks (and Hangul jamo) after it.
+        j = i + 1
+        while j < len(text) and (unicodedata.combining(text[j]) or "\u1160" <= text[j] <= "\u11ff"):
+            j += 1
+        chunk = unicodedata.normalize("NFKC", text[i:j])
+        parts.append(chunk)
+        offsets += [i] * len(chunk)
+        i = j
+    offsets.append(len(text))
+    plain = "".join(parts)
+    escaped: list[str] = []
+    escaped_offsets: list[int] = []
+    last = 0
+    for m in typed.finditer(plain):
+        cut = m.end()  # after the "@": a space there, from the same place as what follows
+        escaped.append(plain[last:cut] + " ")
+        escaped_offsets += [*offsets[last:cut], offsets[cut]]
+        last = cut
+    escaped.append(plain[last:])
+    escaped_offsets += offsets[last:]
+    return "".join(escaped), escaped_offsets
 
 
 def entity_marker(i: int) -> str:

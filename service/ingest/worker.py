@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import AnonymisedText
+from encoder.text.tokens import plain_text
 from service.indexing import is_current
 from service.metrics import Metrics
 from service.readers import LoadedModel, anonymise, entity_slots, load_models
@@ -76,7 +77,7 @@ class _Doc:
 def candidates_not_found(candidates: Sequence[str] | None, anon: AnonymisedText) -> list[str]:
     """Names the client gave that never occur in the text (reported, not silently dropped)."""
     placed = {*anon.entities, *anon.unplaced}
-    given = dict.fromkeys(c.strip() for c in candidates or () if c.strip())
+    given = dict.fromkeys(plain_text(c).strip() for c in candidates or () if c.strip())
     return [name for name in given if name not in placed]
 
 
