@@ -1,4 +1,5 @@
-"""`cheapqa config`: print the settings in force (environment + defaults) as JSON."""
+"""`cheapqa config`: print the settings in force (environment + defaults) as JSON, with the
+checkpoint folder the models load from (the shipped readers' when none is set)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import json
 from typing import Any
 
 from connections.redis_client import redacted_url
+from service.readers import checkpoint_dir
 from service.settings import Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     shown = settings.model_dump(mode="json")  # keys are SecretStr: printed masked
     shown["store_url"] = redacted_url(settings.store_url)
+    shown["checkpoint_dir"] = str(checkpoint_dir(settings))
     print(json.dumps(shown, indent=2))
     return 0
 

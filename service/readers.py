@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from cheapqa_client.schemas import ModelInfo, ModelsOut
-from encoder.model.checkpoint import default_checkpoint_path, load_checkpoint
+from encoder.model.checkpoint import CHECKPOINT_DIR, load_checkpoint
 from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
 from encoder.model.state import DocumentState
@@ -206,10 +206,14 @@ def describe_models(models: Mapping[str, LoadedModel]) -> ModelsOut:
     )
 
 
+def checkpoint_dir(settings: Settings) -> Path:
+    """The folder the `<mode>.pt` checkpoints are loaded from: the setting, else the shipped
+    readers' (encoder/checkpoints)."""
+    return CHECKPOINT_DIR if settings.checkpoint_dir is None else Path(settings.checkpoint_dir)
+
+
 def checkpoint_path(settings: Settings, mode: str) -> Path:
-    if settings.checkpoint_dir is not None:
-        return Path(settings.checkpoint_dir) / f"{mode}.pt"
-    return default_checkpoint_path(mode)
+    return checkpoint_dir(settings) / f"{mode}.pt"
 
 
 def load_models(settings: Settings) -> dict[str, LoadedModel]:

@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -6,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from encoder.model.checkpoint import CHECKPOINT_DIR
 from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,3 +91,18 @@ def test_an_invalid_setting_is_one_line_and_exit_2(
     assert len(lines) == 1, done.stderr  # no traceback
     assert lines[0].startswith(f"cheapqa: invalid setting {variable}=")
     assert says in lines[0]
+
+
+def test_config_prints_the_checkpoint_folder_in_force(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Not `null` when none is set: the shipped readers' folder, which holds them."""
+    from cli.main import main
+
+    monkeypatch.delenv("CHEAPQA_CHECKPOINT_DIR", raising=False)
+    assert main(["config"]) == 0
+    shipped = Path(json.loads(capsys.readouterr().out)["checkpoint_dir"])
+    assert shipped == CHECKPOINT_DIR and (shipped / "linear.pt").is_file()
+    monkeypatch.setenv("CHEAPQA_CHECKPOINT_DIR", str(tmp_path))
+    assert main(["config"]) == 0
+    assert json.loads(capsys.readouterr().out)["checkpoint_dir"] == str(tmp_path)
