@@ -123,7 +123,7 @@ def write_index(checkpoint_dir: Path, rows: Sequence[Row], main_set: str = "para
             "epoch": ckpt.meta.get("epoch"),
             "stage": ckpt.meta.get("stage"),
             "validation_accuracy": round(float(ckpt.meta.get("validation_accuracy", 0.0)), 4),
-            "trained_on": trained_on(ckpt.meta),
+            "trained_on": trained_on(ckpt.meta).model_dump(),
             "test_accuracy": tests.get(main_set),
             "test": tests,
         }

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from cheapqa_client.schemas import ModelInfo, ModelsOut
+from cheapqa_client.schemas import ModelInfo, ModelsOut, TrainedOn
 from encoder.model.checkpoint import CHECKPOINT_DIR, load_checkpoint
 from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
@@ -34,7 +34,7 @@ class LoadedModel:
     # (tokens before, tokens after) @placeholder that the reader's training questions kept;
     # served questions are cut the same way. None: questions are used whole.
     query_window: tuple[int, int] | None = None
-    trained_on: str = "unknown"  # from the checkpoint's meta
+    trained_on: TrainedOn = field(default_factory=TrainedOn)  # from the checkpoint's meta
     test_accuracy: float | None = None  # recorded for this very checkpoint, or unknown
 
     @property
@@ -141,32 +141,43 @@ def anonymise(
     return replace(anon, spans=spans)
 
 
-def trained_on(meta: dict[str, Any]) -> str:
-    """What the checkpoint's meta says it was trained on: its recipe's stages (after those of
-    the checkpoints it went on from, if any, oldest first), or the data folder of an older
-    run; "unknown" when it says neither."""
-    if _stages(meta.get("recipe")):
-        return "staged recipe: " + "; ".join(_recipe_chain(meta))
+def trained_on(meta: dict[str, Any]) -> TrainedOn:
+    """What the checkpoint's meta says it was trained on: the recipes of its chain (those of
+    the checkpoints it went on from first, oldest first), each named by its stages joined
+    with "+", how many stages in all, and the data sets they read in order of first use. An
+    older run's meta names only its data folder; a meta that says neither gives nothing."""
+    recipes = _recipe_chain(meta) if _stages(meta.get("recipe")) else []
+    if recipes:
+        stages = [stage for recipe in recipes for stage in recipe]
+        return TrainedOn(
+            recipes=["+".join(name for name, _ in recipe) for recipe in recipes],
+            stages=len(stages),
+            data_sets=list(dict.fromkeys(d for _, folders in stages for d in folders)),
+        )
     options = meta.get("train_options")
     if isinstance(options, dict) and options.get("data_dir"):
-        return f"data set {options['data_dir']}"
-    return "unknown"
+        return TrainedOn(data_sets=[str(options["data_dir"])])
+    return TrainedOn()
 
 
-def _recipe_chain(meta: dict[str, Any]) -> list[str]:
-    """The stages of every recipe from the first checkpoint of the chain to this one."""
+Stage = tuple[str, list[str]]  # its name, the data folders it reads
+
+
+def _recipe_chain(meta: dict[str, Any]) -> list[list[Stage]]:
+    """The stages of each recipe from the first checkpoint of the chain to this one."""
     init = meta.get("init")
     earlier = _recipe_chain(init) if isinstance(init, dict) else []
-    return earlier + _stages(meta.get("recipe"))
+    own = _stages(meta.get("recipe"))
+    return [*earlier, own] if own else earlier
 
 
-def _stages(recipe: Any) -> list[str]:
+def _stages(recipe: Any) -> list[Stage]:
     stages = recipe.get("stages") if isinstance(recipe, dict) else None
     parts = []
     for stage in stages if isinstance(stages, list) else []:
         if isinstance(stage, dict):
             folders = [str(d[0]) for d in stage.get("data", ()) if isinstance(d, list | tuple)]
-            parts.append(f"{stage.get('name', '?')} ({', '.join(folders)})")
+            parts.append((str(stage.get("name", "?")), folders))
     return parts
 
 

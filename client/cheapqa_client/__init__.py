@@ -28,6 +28,7 @@ from cheapqa_client.schemas import (
     EntityMentions,
     ModelInfo,
     QueryAnswers,
+    TrainedOn,
 )
 
 __all__ = [
@@ -45,5 +46,6 @@ __all__ = [
     "NewDocument",
     "QueryAnswers",
     "Retry",
+    "TrainedOn",
     "__version__",
 ]

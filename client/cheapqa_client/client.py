@@ -310,7 +310,7 @@ def models_op(retry: Retry) -> Op[list[ModelInfo]]:
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
-    # The service's scheme (service/auth.py): `Authorization: Bearer <key>`.
+    # The service's scheme (service/guard.py): `Authorization: Bearer <key>`.
     headers = {"user-agent": f"cheapqa-client/{__version__}"}
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"

@@ -153,6 +153,20 @@ class AnswersOut(BaseModel):
     results: list[QueryAnswers]
 
 
+class TrainedOn(BaseModel):
+    """What a reader was trained on, from its checkpoint's meta (empty when it says nothing)."""
+
+    recipes: list[str] = Field(
+        default=[],
+        description="The training recipes, oldest first (a reader can go on from another's "
+        "checkpoint), each named by its stages joined with '+'.",
+    )
+    stages: int = Field(default=0, description="Training stages in all the recipes.")
+    data_sets: list[str] = Field(
+        default=[], description="The data sets the stages read, in order of first use."
+    )
+
+
 class ModelInfo(BaseModel):
     mode: str
     model_id: str
@@ -168,7 +182,7 @@ class ModelInfo(BaseModel):
         "slots.",
     )
     vocabulary: int = Field(description="Words in the vocabulary.")
-    trained_on: str = Field(description="What it was trained on, from the checkpoint's meta.")
+    trained_on: TrainedOn = Field(description="What it was trained on, from the checkpoint's meta.")
     test_accuracy: float | None = Field(
         description="Accuracy on its test set when recorded for this very checkpoint; null "
         "when unknown."

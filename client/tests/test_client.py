@@ -86,7 +86,7 @@ def test_entities_documents_and_models_are_parsed() -> None:
                 "k": 256,
                 "entity_slots": 256,
                 "vocabulary": 30000,
-                "trained_on": "para-400",
+                "trained_on": {"recipes": ["para-400"], "stages": 1, "data_sets": ["data/p"]},
                 "test_accuracy": 0.41,
             }
             return httpx.Response(200, json={"models": [model]})
@@ -104,8 +104,9 @@ def test_entities_documents_and_models_are_parsed() -> None:
         ]
         [model] = client.models()
         assert (model.mode, model.k, model.test_accuracy) == ("linear", 256, 0.41)
+        assert (model.trained_on.recipes, model.trained_on.stages) == (["para-400"], 1)
     assert seen[1].url.params["limit"] == "2"
-    # The service's scheme (service/auth.py), on every request.
+    # The service's scheme (service/guard.py), on every request.
     assert {r.headers["authorization"] for r in seen} == {"Bearer k3y"}
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from cheapqa_client.schemas import TrainedOn
 from encoder.model.checkpoint import load_checkpoint
 from service.indexing import document_entities, document_info
 from service.readers import recorded_test_accuracy, trained_on
@@ -284,7 +285,8 @@ async def test_models_route_reports_the_loaded_readers(
                 "entity_slots": MAX_ENTITIES,
                 "every_entity": False,
                 "vocabulary": len(ckpt.vocab),
-                "trained_on": "unknown",  # the test checkpoints' meta says nothing of it
+                # the test checkpoints' meta says nothing of it
+                "trained_on": {"recipes": [], "stages": 0, "data_sets": []},
                 "test_accuracy": None,
             }
 
@@ -298,7 +300,9 @@ async def test_models_route_reports_the_loaded_readers(
         checkpoint_dir=described, modes=["gated"], default_mode="gated"
     ) as client:
         [model] = (await client.get("/v1/models")).json()["models"]
-        assert model["trained_on"] == "staged recipe: para-200 (data/para-200)"
+        assert model["trained_on"] == {
+            "recipes": ["para-200"], "stages": 1, "data_sets": ["data/para-200"]
+        }  # fmt: skip
         assert model["test_accuracy"] == 0.5
 
 
@@ -313,7 +317,10 @@ async def test_models_route_on_the_shipped_checkpoints(app_client: AppClient) ->
         assert model["test_accuracy"] == entry["test_accuracy"]
     else:  # the index describes another checkpoint: its accuracy is not this one's
         assert model["test_accuracy"] is None
-    assert model["trained_on"] != "unknown"
+    # The shipped readers went on from each other's checkpoints: several recipes, small.
+    summary = model["trained_on"]
+    assert len(summary["recipes"]) > 1 and summary["stages"] >= len(summary["recipes"])
+    assert summary["data_sets"] and len(json.dumps(summary)) < 1000
 
 
 def test_recorded_accuracy_belongs_to_this_very_checkpoint(
@@ -328,12 +335,18 @@ def test_recorded_accuracy_belongs_to_this_very_checkpoint(
     assert recorded_test_accuracy({}, path, "gated", ckpt.model_id) is None
     assert recorded_test_accuracy({}, tmp_path / "missing.json", "linear", ckpt.model_id) is None
     assert recorded_test_accuracy({"test_accuracy": 0.9}, path, "linear", "x") == 0.9
-    assert trained_on({"train_options": {"data_dir": "data/cloze"}}) == "data set data/cloze"
-    assert trained_on({}) == "unknown"
+    old_run = trained_on({"train_options": {"data_dir": "data/cloze"}})
+    assert old_run == TrainedOn(recipes=[], stages=0, data_sets=["data/cloze"])
+    assert trained_on({}) == TrainedOn(recipes=[], stages=0, data_sets=[])
     first = {"stages": [{"name": "find", "data": [["data/find-200", 1.0]]}]}
-    more = {"stages": [{"name": "mix", "data": [["data/infer-200", 1.0], ["data/para-800", 0.5]]}]}
-    assert trained_on({"recipe": more, "init": {"recipe": first}}) == (
-        "staged recipe: find (data/find-200); mix (data/infer-200, data/para-800)"
+    more = {
+        "stages": [
+            {"name": "mix", "data": [["data/infer-200", 1.0], ["data/find-200", 0.5]]},
+            {"name": "mix-slow", "data": [["data/infer-200", 1.0]]},
+        ]
+    }
+    assert trained_on({"recipe": more, "init": {"recipe": first}}) == TrainedOn(
+        recipes=["find", "mix+mix-slow"], stages=3, data_sets=["data/find-200", "data/infer-200"]
     )
 
 
@@ -386,7 +399,6 @@ def test_trained_on_lists_every_recipe_of_the_chain_oldest_first() -> None:
         "recipe": recipe("third"),
         "init": {"recipe": recipe("second"), "init": {"recipe": recipe("first")}},
     }
-    assert trained_on(meta) == (
-        "staged recipe: first (data/first); second (data/second); third (data/third)"
-    )
-    assert trained_on({"init": {"recipe": recipe("first")}}) == "unknown"  # no own recipe
+    assert trained_on(meta).recipes == ["first", "second", "third"]
+    assert trained_on(meta).data_sets == ["data/first", "data/second", "data/third"]
+    assert trained_on({"init": {"recipe": recipe("first")}}) == TrainedOn()  # no own recipe
