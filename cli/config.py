@@ -8,11 +8,14 @@ import json
 from typing import Any
 
 from connections.redis_client import redacted_url
-from service.readers import checkpoint_dir
 from service.settings import Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    # Here, not at the top: every `cheapqa` command imports this module, and a uvicorn worker
+    # process (CHEAPQA_WORKERS > 1) imports it again before it answers its supervisor's pings.
+    from service.readers import checkpoint_dir
+
     shown = settings.model_dump(mode="json")  # keys are SecretStr: printed masked
     shown["store_url"] = redacted_url(settings.store_url)
     shown["checkpoint_dir"] = str(checkpoint_dir(settings))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
@@ -216,3 +217,17 @@ def test_the_mode_literal_is_written_once() -> None:
                 if {"none", "linear", "gated", "softmax"} <= strings:
                     spelled.append(name)
     assert sorted(set(spelled)) == ["encoder.model.modes"]
+
+
+def test_the_command_line_starts_without_torch() -> None:
+    """Command modules import their libraries inside the handler: `cheapqa --help` stays
+    quick, and a uvicorn worker process (which imports the main module again) answers its
+    supervisor's health pings before it loads anything heavy."""
+    code = (
+        "import sys, cli.main; print(sorted(m for m in ('torch', 'fastapi') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
