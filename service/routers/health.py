@@ -36,14 +36,30 @@ async def healthz(runtime: RuntimeDep) -> Health | JSONResponse:
 
 
 async def _workers(runtime: Runtime) -> int | None:
-    """Workers that read the ingestion queue lately, this process's own included."""
-    if runtime.queue is None:
-        return None
+    """Workers that read the ingestion queue lately, this process's own included; None when
+    unknown (the queue cannot tell, or did not answer within the timeout)."""
     own = int(runtime.worker_task is not None)
-    others = await queue_readers(runtime.settings, runtime.queue)
+    others = None
+    if runtime.queue is not None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(runtime.settings.redis_timeout_s):
+                others = await queue_readers(runtime.settings, runtime.queue)
     if others is None:
         return own or None
     return max(own, others)
+
+
+async def _store_answers(runtime: Runtime) -> bool:
+    if runtime.store is None:
+        return False
+    try:
+        async with asyncio.timeout(runtime.settings.redis_timeout_s):
+            await runtime.store.ping()
+        return True
+    except (StoreError, TimeoutError) as exc:
+        # The cause (an address, a file path) goes to the log, not into the answer.
+        log.warning("readyz: store: %s", str(exc) or type(exc).__name__)
+        return False
 
 
 @router.get(
@@ -54,23 +70,17 @@ async def _workers(runtime: Runtime) -> int | None:
     responses=error_responses(503),
 )
 async def readyz(runtime: RuntimeDep) -> Readiness | JSONResponse:
-    store_ok = False
     problem = "loading the models failed; see the log" if runtime.models.error else None
-    if runtime.store is not None:
-        try:
-            async with asyncio.timeout(runtime.settings.redis_timeout_s):
-                await runtime.store.ping()
-            store_ok = True
-        except (StoreError, TimeoutError) as exc:
-            # The cause (an address, a file path) goes to the log, not into the answer.
-            log.warning("readyz: store: %s", str(exc) or type(exc).__name__)
-            problem = problem or "store unavailable"
+    # At once: the answer comes within one timeout when Redis hangs.
+    store_ok, workers = await asyncio.gather(_store_answers(runtime), _workers(runtime))
+    if not store_ok and runtime.store is not None:
+        problem = problem or "store unavailable"
     readiness = Readiness(
         status="ready" if store_ok and runtime.models.by_mode else "not_ready",
         store=store_ok,
         models={mode: m.model_id for mode, m in runtime.models.by_mode.items()},
         worker=runtime.worker_task is not None,
-        workers=await _workers(runtime),
+        workers=workers,
     )
     if readiness.status != "ready":
         message = problem or ("models are loading" if store_ok else "store unavailable")
