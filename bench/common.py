@@ -1,5 +1,5 @@
-"""What every bench shares: the default data set, the Goal record, JSON reports, the modes-list
-parser and percentiles."""
+"""What every bench shares: the default data set, the Goal record, a set's first questions, JSON
+reports, the modes-list parser and percentiles."""
 
 from __future__ import annotations
 
@@ -28,6 +28,15 @@ class Goal:
     target: Any  # the threshold: a number, or a phrase such as "< 2x"
     measured: float
     met: bool
+
+
+def first_questions(path: Path, n: int, folder: Path | None = None) -> Path:
+    """The first n questions of a set, in a file in `folder` (beside the set by default): large
+    sets, quick looks."""
+    out = (folder or path.parent) / f"{path.parent.name}-{path.stem}.first{n}.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:n]
+    out.write_text("".join(lines), encoding="utf-8")
+    return out
 
 
 def write_json(path: Path, data: Any) -> Path:

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from bench.common import first_questions
 from bench.lookup import median_seconds
 from encoder.model.checkpoint import load_checkpoint
 from encoder.model.modes import MODES
@@ -53,15 +54,6 @@ class LengthRow:
     questions: int
     baselines: dict[str, float]
     points: list[Point] = field(default_factory=list)
-
-
-def _head(path: Path, n: int | None, tmp: Path) -> Path:
-    if n is None:
-        return path
-    lines = path.read_text().splitlines()[:n]
-    out = tmp / f"{path.parent.name}-{path.stem}-{n}.jsonl"
-    out.write_text("\n".join(lines) + "\n")
-    return out
 
 
 def _documents(questions: Sequence[Question], reader: Reader, vocab: Any, docs: int) -> list[Any]:
@@ -122,7 +114,7 @@ def run_frontier(
             build = f"cheapqa data build --task para --window-tokens {tokens}"
             log(f"skipped {path}: not built ({build})")
             continue
-        head = _head(path, max_questions, tmp)
+        head = path if max_questions is None else first_questions(path, max_questions, tmp)
         row: LengthRow | None = None
         for mode in modes:
             ckpt_path = checkpoint_dir / f"{mode}.pt"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.common import first_questions
 from encoder.model.modes import MODES
 from encoder.training.evaluate import Evaluation, evaluate
 
@@ -60,7 +61,7 @@ def evaluate_readers(
             log(f"skipped {path}: not built")
             continue
         if max_questions is not None:
-            path = _head(path, max_questions)
+            path = first_questions(path, max_questions)
         results: dict[str, Evaluation] = {}
         for mode in modes:
             ckpt = checkpoint_dir / f"{mode}.pt"
@@ -79,14 +80,6 @@ def evaluate_readers(
             )
         )
     return rows
-
-
-def _head(path: Path, n: int) -> Path:
-    """The first n questions of a set, in a file beside it (large sets, quick looks)."""
-    out = path.with_name(f"{path.stem}.first{n}.jsonl")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:n]
-    out.write_text("".join(lines), encoding="utf-8")
-    return out
 
 
 def markdown(rows: Sequence[Row], modes: Sequence[str] = MODES) -> str:

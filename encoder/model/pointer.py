@@ -97,6 +97,17 @@ def lookup_mentions(
     return shares.clamp_min_(MIN_SHARE).log_()  # (m, space)
 
 
+def lookup_document(
+    keys: Tensor, state: DocumentState, Q: Tensor, pointer: torch.nn.Linear, slots: int
+) -> Tensor:
+    """A mentions document's state (its keys as a tensor where the caller computes) against
+    questions Q (m, k): each entity's score (m, max(slots, entities named)), the one lookup
+    the Reader and the ServingReader share."""
+    assert state.mentions is not None
+    space = mention_space(state, slots)
+    return lookup_mentions(keys, state.mentions, Q, (pointer.weight, pointer.bias), space)
+
+
 def mention_space(state: DocumentState, slots: int) -> int:
     """The width of a lookup's scores: the E slots the other modes answer over at least (so
     scores of documents line up), more when the document names more entities."""

@@ -21,9 +21,8 @@ from encoder.model.pointer import (
     append_mentions,
     entity_scores,
     key_positions,
-    lookup_mentions,
+    lookup_document,
     masked_entity_scores,
-    mention_space,
     read_mentions,
 )
 from encoder.model.state import DocumentState
@@ -375,10 +374,9 @@ class Reader(nn.Module):
             memory = None if state.memory is None else self._state_tensor(state.memory)
             Q = self._state_tensor(query_vectors)  # (m, k)
             if self.config.mode == "mentions":
-                assert memory is not None and state.mentions is not None
-                pointer = (self.pointer.weight, self.pointer.bias)
-                space = mention_space(state, self.config.max_entities)
-                return cpu_float32_copy(lookup_mentions(memory, state.mentions, Q, pointer, space))
+                assert memory is not None
+                scores = lookup_document(memory, state, Q, self.pointer, self.config.max_entities)
+                return cpu_float32_copy(scores)
             h_last = self._state_tensor(state.last_hidden)  # (k,)
             R = self.attention.lookup(memory, state.n, h_last, Q)  # (m, k)
         return cpu_float32_copy(R)

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from encoder.model.pointer import lookup_mentions, masked_entity_scores, mention_space
+from encoder.model.pointer import lookup_document, masked_entity_scores
 from encoder.model.reader import Reader, cpu_float32_copy
 from encoder.model.state import DocumentState
 
@@ -223,10 +223,8 @@ class ServingReader:
             Q = Q.to("cpu", _F32)
         if state.mentions is not None:  # mentions: the entities' scores (m, S)
             assert memory is not None
-            pointer = self.reader.pointer
-            space = mention_space(state, self.config.max_entities)
             keys = _cpu_float32(memory)
-            return lookup_mentions(keys, state.mentions, Q, (pointer.weight, pointer.bias), space)
+            return lookup_document(keys, state, Q, self.reader.pointer, self.config.max_entities)
         if memory is None:  # none: R is the last state
             return self._attention_lookup(None, state.n, _cpu_float32(state.last_hidden), Q)
         if memory.dtype is not _F32 or not memory.is_cpu:
