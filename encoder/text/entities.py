@@ -29,6 +29,7 @@ Rules, in the order they apply:
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -61,6 +62,10 @@ _TITLES = _words(
     singer actor actress producer manager striker midfielder defender goalkeeper winger
     forward captain chef nurse doctor teacher headteacher principal activist campaigner
     investor entrepreneur veteran rookie pitcher quarterback trainer referee umpire
+    critic commentator columnist writer filmmaker strategist consultant adviser advisor
+    broker trader banker diplomat
+    frenchman frenchwoman englishman englishwoman irishman irishwoman scotsman scotswoman
+    welshman welshwoman dutchman dutchwoman briton spaniard
     """
 )
 # Words that qualify an office: part of a title phrase when a title follows them.
@@ -260,6 +265,34 @@ def _name_start(tokens: Sequence[_Token], i: int) -> bool:
     return nxt.text == "." and i + 2 < len(tokens) and _name_start(tokens, i + 2)
 
 
+# One romanised Korean or Chinese syllable: the lower-case half of a hyphenated given name.
+_SYLLABLE = re.compile(
+    r"(?:ch|kk|tt|pp|ss|jj|[bcdghjklmnprstwy])?"
+    r"(?:wae|yae|yeo|ae|eo|eu|oe|ui|wa|wo|we|wi|ya|ye|yo|yu|oo|ee|a|e|i|o|u)(?:ng|[nklmptg])?"
+)
+_NOT_SYLLABLES = _words("run up on man men son")
+
+
+def _given_name_end(tokens: Sequence[_Token], start: int, j: int) -> bool:
+    """Whether tokens[j] ("-") joins the halves of a hyphenated East Asian given name after a
+    family name: "Park Ji-hoon" (a run of two short capitalised words, then one syllable in
+    lower case that no hyphen follows), not "Sinn Fein-run" or "Kim Jong-un-led"."""
+    given, half = tokens[j - 1].text, tokens[j + 1].text
+    return (
+        j - 1 > start
+        and len(tokens[j - 2].text) <= 5
+        and len(given) <= 5
+        and _is_capitalised(given)
+        and _SYLLABLE.fullmatch(half) is not None
+        and half not in _NOT_SYLLABLES
+        and not (
+            j + 2 < len(tokens)
+            and tokens[j + 2].text == "-"
+            and _glued(tokens[j + 1], tokens[j + 2])
+        )
+    )
+
+
 def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
     """[start, end) token spans of capitalised words with their joiners, before any splitting."""
     runs: list[tuple[int, int]] = []
@@ -275,6 +308,9 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
             if _name_start(tokens, j) or (t.text.startswith("'") and _is_initial(prev.text)):
                 j += 1  # a name word, an initial, "O" + "'Brien"
             elif t.text == "-" and j + 1 < n and _glued(prev, t) and _glued(t, tokens[j + 1]):
+                if _given_name_end(tokens, i, j):
+                    j += 2  # "Park Ji-hoon", "Moon Jae-in", "Tsai Ing-wen"
+                    continue
                 if not (nxt_starts or tokens[j + 1].text.isdigit()):
                     break
                 j += 1  # "Al-Qaeda", "Jean-Pierre", "Aurora-2"
@@ -288,6 +324,14 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
                 j += 1  # "George W. Bush", "Dr. John Smith"
             elif t.text == "'s" and nxt_starts and _glued(prev, t) and _institution(tokens, j + 1):
                 j += 1  # "St Mary's Hospital"; not "Kenya's Faith Kipyegon"
+            elif (
+                t.text == "'"
+                and nxt_starts
+                and _glued(prev, t)
+                and prev.text.endswith("s")
+                and _institution(tokens, j + 1)
+            ):
+                j += 1  # "Irish Airline Pilots' Association"
             elif (joined := _connector_end(tokens, i, j)) > j:
                 j = joined  # "Bank of England", "Ludwig van der Berg", "Food and Drug ..."
             else:
@@ -430,13 +474,17 @@ def is_common_word(words: Sequence[str]) -> bool:
 
 
 def _surname(name: str) -> str | None:
-    """The key of a multi-word name's last word, the alias it may go by alone; None for one
+    """A multi-word name's family name, the alias it may go by alone: its last word, or the
+    first before a hyphenated East Asian given name ("Park" of "Park Ji-hoon"); None for one
     word, or an "X of Y" ("Musharraf" is Pervez Musharraf; "England" is not the Bank of
     England)."""
     words = name.split()
     if len(words) < 2 or " of " in f" {name.lower()} " or words[-1].lower() in _ORG_HEADS:
         return None
-    return name_key(words[-1])
+    given = words[-1].split("-")
+    if len(words) == 2 and len(given) == 2 and given[1].islower():
+        return words[0]
+    return words[-1]
 
 
 def short_names(names: Sequence[str]) -> dict[int, str]:
@@ -446,7 +494,7 @@ def short_names(names: Sequence[str]) -> dict[int, str]:
     keys = {name_key(n) for n in names}
     forms: dict[int, str] = {}
     for i, name in enumerate(names):
-        form = name.split()[-1] if _surname(name) is not None else _short_form(name)
+        form = _surname(name) or _short_form(name)
         if form is not None:
             forms[i] = form
     owners: dict[str, list[int]] = {}
@@ -595,7 +643,7 @@ def _alias_owners(multi: Sequence[str], keys: set[str]) -> dict[str, str]:
         key = name_key(surface)
         surname = _surname(surface)
         if surname is not None and len(surname) > 1:
-            claims.setdefault(surname, set()).add(key)
+            claims.setdefault(name_key(surname), set()).add(key)
         words = [w for w in surface.split() if w.lower() not in _CONNECTORS]
         initials = "".join(w[0] for w in words if w[0].isalpha()).lower()
         if len(initials) >= 2:

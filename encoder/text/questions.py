@@ -11,6 +11,7 @@ as the statement it asks about, with `@placeholder` where the answer goes:
     Who was Anna talking to?        -> Anna was talking to @placeholder
     Which company did Marcus buy?   -> Marcus bought the company @placeholder
     Which bank arranged the debt?   -> the bank @placeholder arranged the debt
+    Which union's members struck?   -> the union @placeholder 's members struck
 
 A subject question keeps its words after the wh-phrase. Which/What keep the noun phrase
 that narrows the answer ("state miner", "Dutch group"), before the blank as news writes a
@@ -170,9 +171,15 @@ def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
         return f"{PLACEHOLDER} 's {words[1]}", words[2:]
     if first in ("which", "what"):
         n = _noun_phrase_length(words[1:])
+        if n and _POSSESSIVE.search(words[n]):  # "Which union's protesters ...": the owner
+            noun = [*words[1:n], _POSSESSIVE.sub("", words[n])]
+            return f"{_with_noun(noun)} 's {words[n + 1]}", words[n + 2 :]
         if n:
             return _with_noun(words[1 : 1 + n]), words[1 + n :]
     return None
+
+
+_POSSESSIVE = re.compile(r"'s$")
 
 
 # Nouns that say no more than "the answer" does: dropped ("Which person drove Anna home?").
@@ -187,11 +194,15 @@ NOUN_FORM = "the {noun} " + PLACEHOLDER
 def _noun_phrase_length(words: list[str]) -> int:
     """How many of `words` (after Which/What) name what the answer is: "state miner",
     "Dutch group", "law firm", up to the verb (an auxiliary, a past form, a third person, an
-    adverb); 0 when the first word cannot start one ("What did Anna eat?")."""
+    adverb) or a possessive and the noun it owns ("union's protesters"); 0 when the first word
+    cannot start one ("What did Anna eat?")."""
     n = 0
     while n < min(len(words), MAX_NOUN_WORDS + 1):
         word, low = words[n], words[n].lower()
-        if not word.isalpha() or low in _VERB_FORMS or low in _ADVERBS:
+        if _POSSESSIVE.search(word) and word[:-2].isalpha():
+            n += 1  # "union's": the phrase ends in its owner; the owned noun follows
+            break
+        if not _is_noun_word(word) or low in _VERB_FORMS or low in _ADVERBS:
             break
         # The first word is the noun's (a "family", "companies"); after it, the verb or its
         # adverb: "Which bank arranged", "Which pension fund owns", "Which club quickly".
@@ -199,6 +210,11 @@ def _noun_phrase_length(words: list[str]) -> int:
             break
         n += 1
     return n if 0 < n <= MAX_NOUN_WORDS and n < len(words) else 0
+
+
+def _is_noun_word(word: str) -> bool:
+    """A word of a wh-phrase's noun: a plain word or a plural possessive ("pilots' union")."""
+    return word.isalpha() or (word.endswith("s'") and word[:-1].isalpha())
 
 
 def _with_noun(noun: list[str]) -> str:

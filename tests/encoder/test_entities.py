@@ -119,3 +119,32 @@ def test_a_headline_and_its_dateline_are_two_names() -> None:
 def test_place_names_that_start_with_a_common_word() -> None:
     found = names("New Zealand's coalition was agreed. The new government met in Wellington.")
     assert found == ["New Zealand", "Wellington"]
+
+
+def test_hyphenated_east_asian_given_names_stay_whole() -> None:
+    (park, seoul) = find_entities("Park Ji-hoon said talks would resume. Park later left Seoul.")
+    assert park.name == "Park Ji-hoon" and park.aliases == ("Park",) and park.mentions == 2
+    assert seoul.name == "Seoul"
+    found = names("Moon Jae-in met Tsai Ing-wen and Kim Jong-un.")
+    assert found == ["Moon Jae-in", "Tsai Ing-wen", "Kim Jong-un"]
+    # a lower-case word after a hyphen is not a given name in English compounds
+    assert names("Sinn Fein-run councils and New York-based Pfizer agreed.") == [
+        "Sinn Fein",
+        "New York",
+        "Pfizer",
+    ]
+
+
+def test_a_role_or_nationality_noun_before_a_name_stays_out() -> None:
+    assert names("Frenchman Hugo Vasseur won. Critic Maria Kowalczyk wrote.") == [
+        "Hugo Vasseur",
+        "Maria Kowalczyk",
+    ]
+    assert names("The Frenchman said no.") == []
+
+
+def test_a_plural_possessive_inside_an_institution_name() -> None:
+    assert names("The Irish Airline Pilots' Association called a strike.") == [
+        "Irish Airline Pilots' Association"
+    ]
+    assert "Pilots" in names("The Pilots' union struck.")  # not an institution's head noun

@@ -51,6 +51,20 @@ from encoder.text.questions import UnsupportedQuestion, past_tense, third_person
         ("Who did Agnes marry?", "Agnes married @placeholder"),
         ("Which country did Marcus leave?", "Marcus left the country @placeholder"),
         ("Whose dog did Anna walk?", "Anna walked @placeholder 's dog"),
+        # a Which-phrase that owns the next word: the owner is the answer
+        (
+            "Which union's protesters blocked the road?",
+            "the union @placeholder 's protesters blocked the road",
+        ),
+        (
+            "Which pension fund's chairman resigned?",
+            "the pension fund @placeholder 's chairman resigned",
+        ),
+        # ... but a plural possessive is part of the noun: the union is the answer
+        (
+            "Which players' union called a strike?",
+            "the players' union @placeholder called a strike",
+        ),
         # does -> third person; do -> the verb itself
         ("Who does Anna visit every Sunday?", "Anna visits @placeholder every Sunday"),
         ("Who does Tobias watch?", "Tobias watches @placeholder"),
