@@ -27,6 +27,7 @@ from bench.common import first_questions
 from bench.lookup import median_seconds
 from encoder.model.checkpoint import load_checkpoint
 from encoder.model.modes import MODES
+from encoder.model.pointer import mention_space
 from encoder.model.reader import Reader
 from encoder.model.serving import Serving, for_serving
 from encoder.text.tokens import tokenize
@@ -81,7 +82,7 @@ def cost(
     with torch.inference_mode():
         Q = reader.encode_queries([query])  # (1, k)
         for state in states:
-            named = E if state.mentions is None else max(E, int(state.mentions[:, 0].max()) + 1)
+            named = E if state.mentions is None else mention_space(state, E)
             mask = torch.ones(1, named, dtype=torch.bool)
 
             def answer(state: Any = state, mask: torch.Tensor = mask) -> object:

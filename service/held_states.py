@@ -32,11 +32,12 @@ FLOAT_BYTES = 4  # decoded states are float32
 
 def decoded_bytes(mode: Mode, k: int, tokens: int, mentions: int) -> int:
     """What a decoded state of this mode takes in memory: last_hidden, its memory, and (the
-    mentions mode) each mention's (entity, position) pair of int32."""
+    mentions mode) each mention's (entity, position) pair of int32 and, once looked up, its
+    entity as int64 (DocumentState.mention_entities)."""
     shape = memory_shape(mode, k, tokens, mentions)
     numbers = k + (math.prod(shape) if shape is not None else 0)
-    pairs = 2 * mentions if MEMORY[mode] == "K" else 0
-    return FLOAT_BYTES * numbers + 4 * pairs
+    index_bytes = (4 * 2 + 8) * mentions if MEMORY[mode] == "K" else 0
+    return FLOAT_BYTES * numbers + index_bytes
 
 
 @dataclass

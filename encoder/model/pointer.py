@@ -83,17 +83,18 @@ def append_mentions(
 
 
 def lookup_mentions(
-    keys: Tensor, mentions: Tensor, Q: Tensor, pointer: tuple[Tensor, Tensor], space: int
+    keys: Tensor, entities: Tensor, Q: Tensor, pointer: tuple[Tensor, Tensor], space: int
 ) -> Tensor:
-    """Questions Q (m, k) against one document's keys (M, k): each entity's score (m, space),
-    as entity_scores: the log of its share of softmax_m(κ_m · (W q + b)). Six ops: the keys
-    are all mentions, so no masking; the shares are summed by entity index in place."""
+    """Questions Q (m, k) against one document's keys (M, k) and their entities (M,) int64:
+    each entity's score (m, space), as entity_scores: the log of its share of
+    softmax_m(κ_m · (W q + b)). Six ops: the keys are all mentions, so no masking; the shares
+    are summed by entity index in place."""
     W, b = pointer
     logits = torch.addmm(b, Q, W.T) @ keys.T  # (m, M)
     if logits.shape[1] == 0:
         return Q.new_full((Q.shape[0], space), math.log(MIN_SHARE))
     probs = torch.softmax(logits, dim=1)  # (m, M)
-    shares = probs.new_zeros(Q.shape[0], space).index_add_(1, mentions[:, 0], probs)
+    shares = probs.new_zeros(Q.shape[0], space).index_add_(1, entities, probs)
     return shares.clamp_min_(MIN_SHARE).log_()  # (m, space)
 
 
@@ -103,17 +104,15 @@ def lookup_document(
     """A mentions document's state (its keys as a tensor where the caller computes) against
     questions Q (m, k): each entity's score (m, max(slots, entities named)), the one lookup
     the Reader and the ServingReader share."""
-    assert state.mentions is not None
     space = mention_space(state, slots)
-    return lookup_mentions(keys, state.mentions, Q, (pointer.weight, pointer.bias), space)
+    entities = state.mention_entities
+    return lookup_mentions(keys, entities, Q, (pointer.weight, pointer.bias), space)
 
 
 def mention_space(state: DocumentState, slots: int) -> int:
     """The width of a lookup's scores: the E slots the other modes answer over at least (so
     scores of documents line up), more when the document names more entities."""
-    assert state.mentions is not None
-    named = int(state.mentions[:, 0].max()) + 1 if len(state.mentions) else 0
-    return max(slots, named)
+    return max(slots, state.entities_named)
 
 
 def masked_entity_scores(scores: Tensor, candidate_mask: Tensor) -> Tensor:

@@ -14,6 +14,7 @@ the division by n happens at lookup time. `last_hidden` lets `extend` continue t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 
@@ -28,6 +29,19 @@ class DocumentState:
     memory: torch.Tensor | None  # linear/gated: C (k, k); softmax: H (n, k); mentions: K (M, k)
     # mentions: (M, 2) int32, each mention's entity index and token position (encoder.model.pointer)
     mentions: torch.Tensor | None = None
+
+    @cached_property
+    def mention_entities(self) -> torch.Tensor:
+        """(M,) int64: each mention's entity index, as a lookup sums by it. Kept once per state
+        (the stored int32 column would cost every lookup a slow index_add)."""
+        assert self.mentions is not None
+        return self.mentions[:, 0].long()
+
+    @cached_property
+    def entities_named(self) -> int:
+        """How many entity indices the mentions reach (the largest plus one; 0 without any)."""
+        entities = self.mention_entities
+        return int(entities.max()) + 1 if len(entities) else 0
 
     @property
     def k(self) -> int:
