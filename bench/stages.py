@@ -9,7 +9,8 @@ the same calls the handler makes, and the whole request through httpx's ASGI tra
   tokenise   anonymise each question with the document's entity map, vocabulary ids
   encode     the query GRU through the shared batcher (its gathering wait and thread hop
              included); `encode (bare)` is the GRU call alone
-  lookup     Reader.lookup(state, Q); `score + top-k` is the rest of rank_answers
+  lookup     Reader.lookup(state, Q); `score + top-k` is the rest of rank_answers (the
+             support of the reader's likeliest answers and the ranking by both included)
   respond    the response's JSON bytes, built as the handler builds them
 
 `framework` is the whole request minus its stages (per repetition, then the median): routing,
@@ -219,8 +220,11 @@ async def _one_request(
     model.reader.lookup(state, Q)
     us["lookup"] = clock() - t
     t = clock()
-    n = len(record.entities)
-    ranked = rank_answers(model, state, Q, n, top_k, record.mentions, prepared.named)
+    n, weight = len(record.entities), runtime.settings.support_weight
+    ranked = rank_answers(
+        model, state, Q, n, top_k, record.mentions, prepared.named, record.evidence,
+        prepared.terms, weight,
+    )  # fmt: skip
     us["score + top-k"] = clock() - t - us["lookup"]
 
     t = clock()

@@ -27,6 +27,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             device=settings.device,
             progress=progress,
             exclude_named=not args.keep_question_entities,
+            support_weight=args.support_weight,
         )
     except (CheckpointError, DataError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -35,7 +36,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(result.as_dict()))
         return 0
     print(f"{result.model_id} on {result.data}: {result.count} questions")
-    print(f"  accuracy        {result.accuracy:.4f}")
+    weight = args.support_weight
+    how = "the reader alone" if weight == 0 else f"support_weight {weight:g}"
+    print(f"  accuracy        {result.accuracy:.4f}  ({how})")
     print(f"  random          {result.random:.4f}")
     print(f"  most frequent   {result.most_frequent:.4f}")
     print(f"  most recent     {result.most_recent:.4f}")
@@ -66,6 +69,13 @@ def register(sub: Any) -> None:
         action="store_true",
         help="answer with the entities a question names too (the service leaves them out "
         "unless a request says exclude_question_entities: false)",
+    )
+    p.add_argument(
+        "--support-weight",
+        type=float,
+        default=0.0,
+        help="rank answers by the reader and their support as the service does with this "
+        "support_weight (it serves 8 by default); 0, the default, measures the reader alone",
     )
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(handler=_run)

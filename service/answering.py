@@ -8,16 +8,19 @@ R       = lookup(state, Q)                                   (m, k)  the state u
 scores  = W_o tanh(W_r R + W_q Q) (+ the mention prior), masked to the document's
           entities                                                    (m, E)
           (the mentions mode: its lookup scores every entity from its mentions, (m, max(E, n)))
-answers = top_k of softmax(scores) over the entities the reader reaches (a slot mode: the
-          first E; the mentions mode: all), mapped back to names
+p       = softmax(scores) over the entities the reader reaches (a slot mode: the first E;
+          the mentions mode: all)
+answers = top_k of p(e) · exp(λ · support(e)), renormalised (λ = support_weight; the
+          support of the reader's 20 likeliest: encoder/text/support.py), mapped back to names
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +31,13 @@ from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import prepare_question
 from encoder.text.questions import to_cloze
+from encoder.text.support import (
+    RERANK_POOL,
+    Evidence,
+    evidence_support,
+    question_terms,
+    support_ranked,
+)
 from encoder.text.tokens import plain_text
 from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
@@ -37,7 +47,6 @@ from service.metrics import Metrics
 from service.readers import LoadedModel, ServedModels
 from service.schemas import AnswersIn
 from service.settings import Settings
-from service.support import question_terms, support
 from store.base import DocumentStore
 from store.record import DocumentRecord
 
@@ -48,7 +57,9 @@ INLINE_LOOKUP_MAX_NUMBERS = 65_536
 @dataclass(frozen=True)
 class RankedAnswers:
     slots: list[list[int]]  # per question, the best entity slots, best first
-    scores: list[list[float]]  # their probabilities
+    scores: list[list[float]]  # their probabilities, the reader's weighted by their support
+    reader_scores: list[list[float]]  # the reader's own probabilities
+    supports: list[list[float | None]]  # their support (None: the record kept no windows)
 
 
 @dataclass(frozen=True)
@@ -130,14 +141,22 @@ def rank_answers(
     top_k: int,
     mentions: Sequence[int] = (),
     excluded: Sequence[frozenset[int]] = (),
+    evidence: Callable[[int], Evidence] | None = None,
+    terms: Sequence[frozenset[str]] = (),
+    support_weight: float = 0.0,
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread), among
     the first `model.reach(n_entities)` of its entities; mentions: the record's count of each
     entity (empty when unknown); excluded: per question, the slots it may not be answered
     with (the entities it names), or none. A question that names every entity it could be
-    answered with gets no answers."""
+    answered with gets no answers.
+
+    evidence (slot -> its kept windows) and terms (per question) give each answer its
+    support; with support_weight λ > 0 the reader's RERANK_POOL likeliest answers are ranked
+    by p(e) ∝ p_reader(e) · exp(λ · support(e)) (encoder.text.support.support_ranked)."""
     n_entities = model.reach(n_entities)
     width = max(model.max_entities, n_entities)  # the mentions mode: beyond E when it names more
+    pool = min(n_entities, max(top_k, RERANK_POOL) if support_weight > 0 else top_k)
     # One inference-mode context for the whole step: the ServingReader's lean path then neither
     # switches modes nor copies its results.
     with torch.inference_mode():
@@ -145,16 +164,25 @@ def rank_answers(
         R = model.reader.lookup(state, Q)  # (m, k)
         scores = model.reader.score(R, Q, mask, mention_counts(model, mentions))  # (m, E)
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
-        top = torch.topk(probs, k=min(top_k, n_entities), dim=-1)
+        top = torch.topk(probs, k=pool, dim=-1)
         slots, values = top.indices.tolist(), top.values.tolist()
-    if any(excluded):
-        kept = [
-            [(s, v) for s, v in zip(row_slots, row_values, strict=True) if s not in excluded[row]]
-            for row, (row_slots, row_values) in enumerate(zip(slots, values, strict=True))
+    out = RankedAnswers([], [], [], [])
+    for row, (row_slots, row_values) in enumerate(zip(slots, values, strict=True)):
+        kept = [(s, v) for s, v in zip(row_slots, row_values, strict=True)]
+        if excluded and excluded[row]:
+            kept = [(s, v) for s, v in kept if s not in excluded[row]]
+        found = [
+            None if evidence is None else evidence_support(terms[row], evidence(s)) for s, _ in kept
         ]
-        slots = [[s for s, _ in row] for row in kept]
-        values = [[v for _, v in row] for row in kept]
-    return RankedAnswers(slots=slots, scores=values)
+        ranked = [v for _, v in kept]
+        if support_weight > 0:
+            ranked = support_ranked(ranked, found, support_weight)
+        order = sorted(range(len(kept)), key=lambda i: -ranked[i])[:top_k]
+        out.slots.append([kept[i][0] for i in order])
+        out.scores.append([ranked[i] for i in order])
+        out.reader_scores.append([kept[i][1] for i in order])
+        out.supports.append([found[i] for i in order])
+    return out
 
 
 def answers_body(
@@ -175,21 +203,25 @@ def answers_body(
     values, so validating them again with pydantic (and FastAPI's second pass over a response
     model) would only cost time (measured in BENCHMARKS.md); tests check the bytes against
     the model."""
-    entities, spans, contexts = record.entities, record.spans, record.contexts
+    entities, spans = record.entities, record.spans
     answers: list[list[dict[str, object]]] = [[] for _ in queries]
     if ranked is not None:
-        rows = zip(prepared.asked, prepared.terms, ranked.slots, ranked.scores, strict=True)
-        for i, terms, slots, scores in rows:
+        for row, i in enumerate(prepared.asked):
             answers[i] = [
                 {
                     "entity": entities[slot],
                     "score": score,
-                    "support": support(
-                        terms, contexts[slot] if slot < len(contexts) else (), entities[slot]
-                    ),
+                    "reader_score": reader_score,
+                    "support": found,
                     "spans": _pairs(spans[slot]) if slot < len(spans) else [],
                 }
-                for slot, score in zip(slots, scores, strict=True)
+                for slot, score, reader_score, found in zip(
+                    ranked.slots[row],
+                    ranked.scores[row],
+                    ranked.reader_scores[row],
+                    ranked.supports[row],
+                    strict=True,
+                )
             ]
     results = [
         {
@@ -297,16 +329,30 @@ class AnswerService:
 
         Q = await batcher.encode(model, prepared.ids)  # (m, k)
         excluded = prepared.named if body.exclude_question_entities else ()
+        weight = (
+            self.settings.support_weight if body.support_weight is None else body.support_weight
+        )
+        # A record indexed before windows were kept (format < 3) has no support to weigh.
+        evidence = record.evidence if record.contexts or not record.entities else None
+        rank = functools.partial(
+            rank_answers,
+            model,
+            state,
+            Q,
+            n_entities,
+            body.top_k,
+            record.mentions,
+            excluded,
+            evidence,
+            prepared.terms,
+            weight,
+        )
         start = time.perf_counter()
         if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
             # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
-            ranked = await asyncio.to_thread(
-                rank_answers, model, state, Q, n_entities, body.top_k, record.mentions, excluded
-            )
+            ranked = await asyncio.to_thread(rank)
         else:
             # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.
-            ranked = rank_answers(
-                model, state, Q, n_entities, body.top_k, record.mentions, excluded
-            )
+            ranked = rank()
         self.metrics.lookup_seconds.labels(mode=mode).observe(time.perf_counter() - start)
         return answers_body(doc_id, mode, model.model_id, body.queries, prepared, record, ranked)

@@ -75,6 +75,14 @@ class AnswersIn(_Body):
     )
     mode: Mode | None = Field(default=None, description="Attention mode; default from settings.")
     top_k: int = Field(default=5, ge=1)
+    support_weight: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=100.0,
+        description="λ of the ranking p(e) ∝ p_reader(e) · exp(λ · support(e)): how much an "
+        "answer's support (the question's words near its mentions) outweighs the reader. 0 "
+        "ranks by the reader alone; default from settings (CHEAPQA_SUPPORT_WEIGHT).",
+    )
     exclude_question_entities: bool = Field(
         default=True,
         description='Leave the entities a question names out of its answers ("Who rejected '

@@ -58,6 +58,14 @@ class Settings(BaseSettings):
     checkpoint_dir: Path | None = Field(
         default=None, description="Folder with <mode>.pt checkpoints; None means the shipped ones."
     )
+    support_weight: float = Field(
+        default=8.0,
+        ge=0.0,
+        le=100.0,
+        description="λ of the answers' ranking p(e) ∝ p_reader(e) · exp(λ · support(e)); 0: the "
+        "reader alone. 8 was best of 0, 1, 3, 8 and support first on the validation sets "
+        "(RESULTS.md); a request's support_weight overrides it.",
+    )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
     torch_threads: int = Field(
         default=1,

@@ -13,6 +13,7 @@ from typing import Any
 
 from cheapqa_client.schemas import Status
 from encoder.model.state import DocumentState
+from encoder.text.support import Evidence, entity_evidence
 from store.errors import CorruptRecord
 
 # The one rule for document ids: they end up in URLs and store keys, so they stay plain.
@@ -97,10 +98,21 @@ class DocumentRecord:
     version: int = 0
     # Format 3: the text's length in characters (code points; an appended text follows it),
     # spans[i] the offsets of @entity{i}'s first mentions as [start, end, start, end, ...],
-    # contexts[i] the words around them (service/support.py); empty when unknown.
+    # contexts[i] the words around them (encoder/text/support.py); empty when unknown.
     chars: int = 0
     spans: list[list[int]] = field(default_factory=list)
     contexts: list[list[str]] = field(default_factory=list)
+    # contexts as support reads them, split once per entity a question asks about (not stored)
+    _evidence: dict[int, Evidence] = field(default_factory=dict, repr=False, compare=False)
+
+    def evidence(self, slot: int) -> Evidence:
+        """Entity `slot`'s kept windows as word sets with its name's words (empty when none
+        were kept), made on first use and kept while the record is."""
+        found = self._evidence.get(slot)
+        if found is None:
+            windows = self.contexts[slot] if slot < len(self.contexts) else ()
+            found = self._evidence[slot] = entity_evidence(windows, self.entities[slot])
+        return found
 
 
 def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float) -> bytes:

@@ -33,6 +33,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="answer with the entities a question names too (requests and baselines)",
     )
     p.add_argument("--export", type=Path, default=None, help="write a `cheapqa evaluate` file")
+    p.add_argument(
+        "--support-weight",
+        type=float,
+        default=None,
+        help="the service's support_weight (0: the readers' own ranking; default: the setting)",
+    )
 
 
 def realistic(args: argparse.Namespace, settings: Settings) -> int:
@@ -49,12 +55,17 @@ def realistic(args: argparse.Namespace, settings: Settings) -> int:
     stories = load_stories(set_path(args.set))
     if args.checkpoint_dir is not None:
         settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})
+    if args.support_weight is not None:
+        settings = settings.model_copy(update={"support_weight": args.support_weight})
 
     def log(line: str) -> None:
         if not args.json:
             print(line, file=sys.stderr, flush=True)
 
-    log(f"{len(stories)} stories, {answerable(stories)} answerable questions")
+    log(
+        f"{len(stories)} stories, {answerable(stories)} answerable questions, "
+        f"support_weight {settings.support_weight:g}"
+    )
     exclude = not args.keep_question_entities
     answered = run(stories, settings, args.modes, exclude_named=exclude, progress=log)
     rows = summary(answered)

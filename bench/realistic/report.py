@@ -35,6 +35,14 @@ def summary(answered: Sequence[Answered]) -> dict[str, dict[str, Any]]:
         unanswerable = [a.support for a in scored if a.asked.answer is None]
         row["support_auroc"] = auroc(right, wrong)
         row["support_auroc_with_unanswerable"] = auroc(right, wrong + unanswerable)
+        # ... and the top answer's score (the reader's probability weighted by support).
+        right_scores = [a.score for a in scored if a.right == 1.0]
+        wrong_scores = [a.score for a in scored if a.asked.answer is not None and a.right < 1.0]
+        unanswerable_scores = [a.score for a in scored if a.asked.answer is None]
+        row["score_auroc"] = auroc(right_scores, wrong_scores)
+        row["score_auroc_with_unanswerable"] = auroc(
+            right_scores, wrong_scores + unanswerable_scores
+        )
         out[by] = row
     return out
 
@@ -58,12 +66,13 @@ def markdown(rows: dict[str, dict[str, Any]]) -> str:
     any_row = next(iter(rows.values()))
     head = ["answerer", f"all ({any_row['questions']})"]
     head += [f"{k} ({any_row[f'{k}_questions']})" for k in KINDS]
-    head += ["refused", "support AUROC", "... with unanswerable"]
+    head += ["refused", "support AUROC", "... with unanswerable", "score AUROC", "..."]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for by, row in rows.items():
         cells = [by, f"{row['accuracy']:.3f}", *(f"{row[k]:.3f}" for k in KINDS)]
         cells.append(str(row["refused"]))
         cells += [_figure(row["support_auroc"]), _figure(row["support_auroc_with_unanswerable"])]
+        cells += [_figure(row["score_auroc"]), _figure(row["score_auroc_with_unanswerable"])]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

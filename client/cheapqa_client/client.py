@@ -191,11 +191,17 @@ def document_path(doc_id: str) -> str:
 
 
 def answers_request(
-    doc_id: str, questions: Sequence[str], mode: str | None, top_k: int
+    doc_id: str,
+    questions: Sequence[str],
+    mode: str | None,
+    top_k: int,
+    support_weight: float | None = None,
 ) -> ApiRequest:
     body: dict[str, Any] = {"queries": list(questions), "top_k": top_k}
     if mode is not None:
         body["mode"] = mode
+    if support_weight is not None:
+        body["support_weight"] = support_weight
     return ApiRequest("POST", f"{document_path(doc_id)}/answers", body)
 
 
@@ -277,10 +283,16 @@ def append_op(doc_id: str, text: str, retry: Retry) -> Op[DocumentInfo]:
 
 
 def ask_op(
-    doc_id: str, questions: str | Sequence[str], mode: str | None, top_k: int, retry: Retry
+    doc_id: str,
+    questions: str | Sequence[str],
+    mode: str | None,
+    top_k: int,
+    retry: Retry,
+    support_weight: float | None = None,
 ) -> Op[Answers]:
     asked = [questions] if isinstance(questions, str) else list(questions)
-    response = yield from call(answers_request(doc_id, asked, mode, top_k), retry)
+    request = answers_request(doc_id, asked, mode, top_k, support_weight)
+    response = yield from call(request, retry)
     return Answers.model_validate(response.json() | {"server_ms": server_ms(response)})
 
 
@@ -418,9 +430,16 @@ class Client(_Base):
         return self._run(append_op(id, text, self.retry))
 
     def ask(
-        self, id: str, questions: str | Sequence[str], mode: str | None = None, top_k: int = 5
+        self,
+        id: str,
+        questions: str | Sequence[str],
+        mode: str | None = None,
+        top_k: int = 5,
+        support_weight: float | None = None,
     ) -> Answers:
-        return self._run(ask_op(id, questions, mode, top_k, self.retry))
+        """support_weight: λ of the answers' ranking (0: the reader alone; None: the
+        server's setting)."""
+        return self._run(ask_op(id, questions, mode, top_k, self.retry, support_weight))
 
     def entities(self, id: str) -> DocumentEntities:
         return self._run(entities_op(id, self.retry))
@@ -534,9 +553,15 @@ class AsyncClient(_Base):
         return await self._run(append_op(id, text, self.retry))
 
     async def ask(
-        self, id: str, questions: str | Sequence[str], mode: str | None = None, top_k: int = 5
+        self,
+        id: str,
+        questions: str | Sequence[str],
+        mode: str | None = None,
+        top_k: int = 5,
+        support_weight: float | None = None,
     ) -> Answers:
-        return await self._run(ask_op(id, questions, mode, top_k, self.retry))
+        """As `Client.ask`."""
+        return await self._run(ask_op(id, questions, mode, top_k, self.retry, support_weight))
 
     async def entities(self, id: str) -> DocumentEntities:
         return await self._run(entities_op(id, self.retry))

@@ -106,8 +106,14 @@ class DocumentEntities(BaseModel):
 class Answer(BaseModel):
     entity: str
     score: float = Field(
-        description="The reader's probability over the entities the question is answered "
-        "from. Not a measure of whether the document supports the answer: see `support`."
+        description="The answer's probability over the entities the question is answered "
+        "from, the reader's weighted by support: p(e) ∝ reader_score(e) · exp(λ · "
+        "support(e)), λ the request's support_weight (0: the reader's own). Answers are "
+        "ranked by it."
+    )
+    reader_score: float | None = Field(
+        default=None,
+        description="The reader's own probability (null from a server that did not send it).",
     )
     support: float | None = Field(
         default=None,

@@ -40,7 +40,8 @@ def test_index_ask_status_list_entities_delete(
     assert answers["results"][0]["answers"][0] == {
         "entity": "Anna",
         "score": 0.2,
-        "support": None,  # the stand-in service does not send it
+        "reader_score": None,  # the stand-in service sends neither
+        "support": None,
         "spans": [],
     }
 

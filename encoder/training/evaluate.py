@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+import torch
+from torch import Tensor
 
 from encoder.model.checkpoint import Checkpoint, load_checkpoint
 from encoder.text.anonymise import anonymise_document, prepare_question
 from encoder.text.entities import name_key
-from encoder.text.tokens import entity_index, entity_marker
+from encoder.text.support import (
+    RERANK_POOL,
+    mention_windows,
+    question_terms,
+    support,
+    support_ranked,
+)
+from encoder.text.tokens import entity_index, entity_marker, tokenize
 from encoder.training.batches import POINTER_ENTITIES, encode_questions
 from encoder.training.data.questions import (
     DataError,
@@ -20,7 +31,7 @@ from encoder.training.data.questions import (
     numbered_as_served,
     question_from_json,
 )
-from encoder.training.predict import Progress, accuracy
+from encoder.training.predict import Choose, Progress, accuracy
 
 
 @dataclass(frozen=True)
@@ -38,6 +49,7 @@ class Evaluation:
     bag_of_words: float
     answers_not_entities: int  # user questions whose answer is no entity of the document
     seconds: float
+    support_weight: float = 0.0  # 0: the reader's own answers; else ranked as the service does
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,15 +119,42 @@ def read_any_questions(
     return questions, not_entities
 
 
+def support_chooser(questions: Sequence[Question], weight: float) -> Choose:
+    """Picks each question's answer as the service ranks them with support_weight `weight`:
+    among the reader's RERANK_POOL likeliest, by p_reader(e) · exp(λ · support(e))
+    (encoder.text.support), the support read from the document's mention windows."""
+    windows: dict[str, list[list[str]]] = {}
+
+    def choose(i: int, scores: Tensor) -> int:
+        q = questions[i]
+        probs = torch.softmax(scores, dim=0)
+        candidates = int((probs > 0).sum())
+        top = torch.topk(probs, k=max(1, min(RERANK_POOL, candidates)))
+        slots, values = top.indices.tolist(), top.values.tolist()
+        if q.document not in windows:
+            if len(windows) >= 256:  # batches hold a few documents' questions: bounded
+                windows.clear()
+            windows[q.document] = mention_windows(tokenize(q.document), len(scores))
+        kept = windows[q.document]
+        terms = question_terms(tokenize(q.query))
+        found = [support(terms, kept[s]) if s < len(kept) else None for s in slots]
+        ranked = support_ranked(values, found, weight)
+        return slots[max(range(len(slots)), key=lambda j: ranked[j])]
+
+    return choose
+
+
 def evaluate(
     checkpoint_path: str | os.PathLike[str],
     data_path: str | os.PathLike[str],
     device: str = "cpu",
     progress: Progress | None = None,
     exclude_named: bool = True,
+    support_weight: float = 0.0,
 ) -> Evaluation:
     """Accuracy and baselines; `progress` wraps the batches of questions (a bar, say);
-    exclude_named: as `read_any_questions`."""
+    exclude_named: as `read_any_questions`; support_weight: rank answers as the service does
+    with it (0: the reader alone)."""
     ckpt = load_checkpoint(checkpoint_path, device=device)
     started = time.perf_counter()
     questions, not_entities = read_any_questions(data_path, ckpt, exclude_named)
@@ -124,7 +163,8 @@ def evaluate(
     pointed = ckpt.model.config.mode == "mentions"
     data = encode_questions(questions, ckpt.vocab, POINTER_ENTITIES if pointed else None)
     total = len(questions) + not_entities
-    acc = accuracy(ckpt.model, data, progress) * len(questions) / max(1, total)
+    choose = support_chooser(questions, support_weight) if support_weight > 0 else None
+    acc = accuracy(ckpt.model, data, progress, choose) * len(questions) / max(1, total)
     b = baselines(questions)
     share = len(questions) / max(1, total)  # baselines, too, miss what is not an entity
     return Evaluation(
@@ -141,4 +181,5 @@ def evaluate(
         bag_of_words=b.bag_of_words * share,
         answers_not_entities=not_entities,
         seconds=time.perf_counter() - started,
+        support_weight=support_weight,
     )

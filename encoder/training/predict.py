@@ -16,11 +16,21 @@ BATCH_TOKENS = 64_000  # document tokens a batch of predictions may hold
 Progress = Callable[[list[list[int]]], Iterable[list[int]]]
 
 
+# Picks question i's answer from its scores (E,) (non-candidates very negative): argmax, or
+# a re-ranking (encoder.training.evaluate: by the reader and the answers' support).
+Choose = Callable[[int, Tensor], int]
+
+
 @torch.no_grad()
 def predict(
-    model: Reader, data: Encoded, batch_size: int = 128, progress: Progress | None = None
+    model: Reader,
+    data: Encoded,
+    batch_size: int = 128,
+    progress: Progress | None = None,
+    choose: Choose | None = None,
 ) -> Tensor:
-    """The predicted slot of every question, in order; `progress` wraps the batches."""
+    """The predicted slot of every question, in order; `progress` wraps the batches, `choose`
+    picks each answer from its scores (default: the best score)."""
     was_training = model.training
     model.eval()
     out = torch.empty(len(data), dtype=torch.long)
@@ -40,12 +50,19 @@ def predict(
             b.candidate_mask.to(d),
             None if b.doc_entities is None else b.doc_entities.to(d),
         )
-        out[idx] = scores.argmax(dim=1).cpu()
+        if choose is None:
+            out[idx] = scores.argmax(dim=1).cpu()
+        else:
+            rows = scores.float().cpu()
+            out[idx] = torch.tensor([choose(i, row) for i, row in zip(idx, rows, strict=True)])
     model.train(was_training)
     return out
 
 
-def accuracy(model: Reader, data: Encoded, progress: Progress | None = None) -> float:
+def accuracy(
+    model: Reader, data: Encoded, progress: Progress | None = None, choose: Choose | None = None
+) -> float:
     if len(data) == 0:
         return 0.0
-    return float((predict(model, data, progress=progress) == data.answers).float().mean())
+    predicted = predict(model, data, progress=progress, choose=choose)
+    return float((predicted == data.answers).float().mean())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from encoder.model.reader import Reader
 from encoder.model.vocab import Vocabulary
 from encoder.text.anonymise import anonymise_document, anonymise_query
 from encoder.text.tokens import entity_index
+from service.settings import Settings
 from tests.service.texts import APPENDIX, DOCUMENTS, QUESTIONS
 
 MAX_ENTITIES = 20
@@ -101,17 +103,29 @@ def load(directory: Path, mode: str) -> Checkpoint:
 
 
 def assert_matches_forward(
-    body: dict[str, Any], expected: list[dict[str, float]], top_k: int, tol: float = 1e-4
+    body: dict[str, Any],
+    expected: list[dict[str, float]],
+    top_k: int,
+    tol: float = 1e-4,
+    support_weight: float = Settings().support_weight,
 ) -> None:
-    """An answers body against the forward pass's probabilities, one dict per question."""
+    """An answers body against the forward pass's probabilities, one dict per question: each
+    answer's reader_score is the forward pass's probability, and its score that weighted by
+    exp(λ · support) and renormalised, the answers ranked by it."""
     for result, probs in zip(body["results"], expected, strict=True):
         names = [a["entity"] for a in result["answers"]]
         assert len(names) == min(top_k, len(probs))
         assert set(names) <= set(probs)  # answers are entities of the document
         scores = [a["score"] for a in result["answers"]]
         assert scores == sorted(scores, reverse=True)
+        boosted = []
         for a in result["answers"]:
-            assert a["score"] == pytest.approx(probs[a["entity"]], abs=tol)
-        # The best answer is the forward pass's best (up to ties within tolerance).
-        best = max(probs.values())
-        assert probs[names[0]] == pytest.approx(best, abs=tol)
+            assert a["reader_score"] == pytest.approx(probs[a["entity"]], abs=tol)
+            boosted.append(a["reader_score"] * math.exp(support_weight * (a["support"] or 0.0)))
+        # score ∝ reader_score · exp(λ · support): one normaliser for every answer
+        norms = [b / s for b, s in zip(boosted, scores, strict=True) if s > tol]
+        assert all(n == pytest.approx(norms[0], rel=1e-3) for n in norms)
+        # Without support to tell them apart, the best answer is the forward pass's best.
+        if len({a["support"] for a in result["answers"]}) == 1:
+            best = max(probs.values())
+            assert probs[names[0]] == pytest.approx(best, abs=tol)

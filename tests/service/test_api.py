@@ -228,7 +228,7 @@ async def test_float16_states_answer_close_to_the_forward_pass(
             )
             expected = [forward_probabilities(ckpt, HARBOUR, q) for q in questions]
             for result, probs in zip(response.json()["results"], expected, strict=True):
-                got = {a["entity"]: a["score"] for a in result["answers"]}
+                got = {a["entity"]: a["reader_score"] for a in result["answers"]}
                 assert got.keys() == probs.keys()
                 for name, p in probs.items():
                     assert got[name] == pytest.approx(p, abs=2e-3)

@@ -40,7 +40,8 @@ async def test_evaluate_scores_equal_the_answers_route(
             "/v1/documents/h/answers", json={"queries": [QUESTION], "top_k": 20}
         )
         assert response.status_code == 200, response.text
-        route = {a["entity"]: a["score"] for a in response.json()["results"][0]["answers"]}
+        answers = response.json()["results"][0]["answers"]
+        route = {a["entity"]: a["reader_score"] for a in answers}
 
     data = tmp_path / "mine.jsonl"
     line = {"id": "q", "document": HARBOUR, "query": QUESTION, "answer": "Halvard"}

@@ -85,7 +85,7 @@ async def test_the_mentions_mode_answers_among_every_entity(
         assert len(expected) == 80
         body = await ask(client, "crowd", "mentions", top_k=80)
         assert_matches_forward(body, [expected], top_k=80)
-        answers = {a["entity"]: a["score"] for a in body["results"][0]["answers"]}
+        answers = {a["entity"]: a["reader_score"] for a in body["results"][0]["answers"]}
         assert set(answers) == set(NAMES) and answers[SEVENTIETH] > 0
 
         # A slot mode answers among its first 20 entities, the names beyond read as unknown

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from encoder.text.anonymise import anonymise_document, anonymise_query
-from service.support import MAX_WINDOWS, mention_windows, question_terms, support
+from encoder.text.support import (
+    MAX_WINDOWS,
+    entity_evidence,
+    evidence_support,
+    mention_windows,
+    question_terms,
+    support,
+    support_ranked,
+)
 from store.record import DocumentRecord, Status, meta_from_json, meta_to_json
 from tests.service.conftest import AppClient, wait_status
 
@@ -38,6 +46,21 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     assert support(terms, windows[slot["Jan Haugen"]]) == 1.0
     assert support(terms, windows[slot["Kari Lund"]]) < 0.5
     assert support(frozenset(), windows[0]) == 0.0 and support(terms, []) is None
+    # The word sets a record keeps give the same figure.
+    for name, i in slot.items():
+        assert evidence_support(terms, entity_evidence(windows[i], name)) == support(
+            terms, windows[i], name
+        )
+
+
+def test_support_weighs_the_readers_probabilities() -> None:
+    probs, supports = [0.5, 0.3, 0.1], [0.0, 1.0, None]
+    assert support_ranked(probs, supports, 0.0) == pytest.approx(probs)
+    ranked = support_ranked(probs, supports, 3.0)
+    # p(e) ∝ p_reader(e) · exp(λ s(e)); the 0.1 left to candidates not given keeps support 0
+    total = 0.5 + 0.3 * 2.718281828**3 + 0.1 + 0.1
+    assert ranked == pytest.approx([0.5 / total, 0.3 * 2.718281828**3 / total, 0.1 / total])
+    assert ranked[1] > ranked[0] and sum(ranked) < 1.0
 
 
 def test_windows_are_bounded_per_entity() -> None:
@@ -75,8 +98,25 @@ async def test_answers_carry_support_and_where_the_text_names_them(
         by_name = {a["entity"]: a for a in arranged["answers"]}
         assert by_name["Fjord Bank"]["support"] == 1.0
         assert max(a["support"] for a in arranged["answers"]) == 1.0
-        # A question about someone the story never mentions: no answer is supported.
+        # A question about someone the story never mentions: no answer is supported, and the
+        # ranking is the reader's own.
         assert obama["answers"] and all(a["support"] == 0.0 for a in obama["answers"])
+        readers = [a["reader_score"] for a in obama["answers"]]
+        assert readers == sorted(readers, reverse=True)
+        # Ranked by p_reader · exp(λ · support): the best supported answer rises; with
+        # support_weight 0 the order and the scores are the reader's.
+        scores = [a["score"] for a in arranged["answers"]]
+        assert scores == sorted(scores, reverse=True)
+        assert arranged["answers"][0]["support"] == 1.0
+        body = {"queries": questions[:1], "top_k": 20, "support_weight": 0}
+        alone = (await client.post("/v1/documents/deal/answers", json=body)).json()["results"][0]
+        assert [a["score"] for a in alone["answers"]] == [
+            a["reader_score"] for a in alone["answers"]
+        ]
+        readers = [a["reader_score"] for a in alone["answers"]]
+        assert readers == sorted(readers, reverse=True)
+        body = {"queries": questions[:1], "support_weight": -1}
+        assert (await client.post("/v1/documents/deal/answers", json=body)).status_code == 422
         # Spans are offsets into the text: each one is a mention of its entity.
         halden = by_name["Halden Group"]
         assert [STORY[s:e] for s, e in halden["spans"]] == ["Halden Group"] * 2 + ["Halden"]

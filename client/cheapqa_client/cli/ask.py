@@ -34,7 +34,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with connect() as client:
             answers = [
-                client.ask(args.id, args.questions, mode, args.top_k)
+                client.ask(args.id, args.questions, mode, args.top_k, args.support_weight)
                 for mode in args.mode or [None]
             ]
     except CheapqaError as exc:
@@ -59,5 +59,12 @@ def register(sub: Any) -> None:
         "(default: the service's)",
     )
     p.add_argument("--top-k", type=int, default=5, help="answers per question")
+    p.add_argument(
+        "--support-weight",
+        type=float,
+        default=None,
+        help="how much support outweighs the reader in the ranking, 0 for the reader alone "
+        "(default: the service's)",
+    )
     p.add_argument("--json", action="store_true", help="a JSON list (one object per mode)")
     p.set_defaults(run=_run)

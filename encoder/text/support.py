@@ -1,0 +1,104 @@
+"""Whether the document supports an answer: the question's words found near the answer.
+
+    support(a) = max over the kept mentions m of a  |Q ∩ W(m)| / |Q|
+
+Q is what tells the question's passage apart: the document's other names it mentions (as
+markers) and its words that are no stop words; W(m) the words within `WIDTH` tokens of a
+mention m of the answer, and the words of its name (the "bank" of "Which bank ...?" is in
+"Fjord Bank"). 1.0: every such word of the question stands beside one mention of
+the answer; 0.0: none does, as for a question about names or events the document never
+mentions ("Who is Barack Obama?" of a shipping story). The reader's own probability is a
+poor judge of this on people's text (the readers score a wrong answer as high as a right
+one); on the hand-written stories' dev set, support separates right top answers from wrong
+ones with an AUROC of 0.90-0.92 in every mode, the probability with 0.50-0.65
+(`cheapqa bench realistic` reports it).
+
+The windows are taken once, when the document is indexed (`mention_windows`), and kept with
+its record: a bounded number per entity, so the record does not grow with the text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from encoder.text.tokens import PLACEHOLDER, STOP_WORDS, entity_index, tokenize
+
+WIDTH = 10  # tokens each side of a mention
+MAX_WINDOWS = 8  # the first mentions of an entity whose windows are kept
+# Words that stand beside names in any news story: no evidence of one passage.
+_COMMON_TEXT = """
+said says told tells say are its who whom whose what will would did does do also from into
+onto over under after before about than then there
+"""
+_COMMON = STOP_WORDS | frozenset(_COMMON_TEXT.split())
+
+
+def _evidence(token: str) -> bool:
+    return (token.isalnum() and token not in _COMMON) or entity_index(token) is not None
+
+
+def mention_windows(tokens: Sequence[str], n_entities: int) -> list[list[str]]:
+    """Per entity slot, the distinct evidence words within WIDTH tokens of each of its first
+    MAX_WINDOWS mentions, one space-joined string a mention."""
+    windows: list[list[str]] = [[] for _ in range(n_entities)]
+    for i, token in enumerate(tokens):
+        slot = entity_index(token) if token.startswith("@entity") else None
+        if slot is None or slot >= n_entities or len(windows[slot]) >= MAX_WINDOWS:
+            continue
+        near = tokens[max(0, i - WIDTH) : i + WIDTH + 1]
+        words = dict.fromkeys(t for t in near if t != token and _evidence(t))
+        windows[slot].append(" ".join(words))
+    return windows
+
+
+def question_terms(tokens: Sequence[str]) -> frozenset[str]:
+    """The words of an anonymised question (the whole question, not the reader's window)
+    that support is measured by."""
+    return frozenset(t for t in tokens if t != PLACEHOLDER and _evidence(t))
+
+
+def support(terms: frozenset[str], windows: Sequence[str], name: str = "") -> float | None:
+    """The share of `terms` found in the best of an answer's windows or in its `name` ("the
+    bank" of a Which-question is in "Fjord Bank"); None when the record kept no windows
+    (indexed before they were), 0.0 for a question without terms."""
+    return evidence_support(terms, entity_evidence(windows, name))
+
+
+# ---- ranking by reader and support together ----------------------------------------------
+
+Evidence = tuple[frozenset[str], ...]  # one entity's windows, each with its name's words
+
+
+def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
+    """An entity's kept windows as word sets, each with the words of its name: what `support`
+    reads, split once (a record keeps them for all its questions)."""
+    own = frozenset(tokenize(name))
+    return tuple(frozenset(w.split()) | own for w in windows)
+
+
+def evidence_support(terms: frozenset[str], evidence: Evidence) -> float | None:
+    """`support` on an entity's `entity_evidence`: the same value, a tenth of the time."""
+    if not evidence:
+        return None
+    if not terms:
+        return 0.0
+    return max(len(terms & words) for words in evidence) / len(terms)
+
+
+# How many of a question's likeliest answers (by the reader) its support re-ranks.
+RERANK_POOL = 20
+
+
+def support_ranked(
+    probs: Sequence[float], supports: Sequence[float | None], weight: float
+) -> list[float]:
+    """The reader's probabilities of some candidates, their support, and its weight λ -> each
+    candidate's probability under p(e) ∝ p_reader(e) · exp(λ · support(e)), normalised over
+    every candidate of the question (those not given keep their reader probability, support
+    0: `probs` may be the reader's top few). λ = 0 gives the reader's probabilities back;
+    unknown support (None) counts as 0."""
+    boosted = [p * math.exp(weight * (s or 0.0)) for p, s in zip(probs, supports, strict=True)]
+    rest = max(0.0, 1.0 - sum(probs))  # the candidates not given: support 0
+    total = sum(boosted) + rest
+    return [b / total for b in boosted] if total > 0 else list(probs)
