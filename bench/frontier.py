@@ -14,6 +14,7 @@ lookup µs.
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +31,14 @@ from encoder.model.modes import MODES
 from encoder.model.pointer import mention_space
 from encoder.model.reader import Reader
 from encoder.model.serving import Serving, for_serving
+from encoder.text.support import (
+    RERANK_POOL,
+    entity_evidence,
+    evidence_support,
+    mention_windows,
+    question_terms,
+    support_ranked,
+)
 from encoder.text.tokens import tokenize
 from encoder.training.batches import POINTER_ENTITIES, encode_questions
 from encoder.training.data.questions import Question
@@ -57,13 +66,19 @@ class LengthRow:
     points: list[Point] = field(default_factory=list)
 
 
-def _documents(questions: Sequence[Question], reader: Reader, vocab: Any, docs: int) -> list[Any]:
-    """The states of the first `docs` distinct documents of the questions, as served."""
+def _distinct_documents(questions: Sequence[Question], docs: int) -> list[str]:
+    """The first `docs` distinct documents of the questions."""
     seen: dict[str, None] = {}
     for q in questions:
         seen.setdefault(q.document, None)
         if len(seen) == docs:
             break
+    return list(seen)
+
+
+def _documents(questions: Sequence[Question], reader: Reader, vocab: Any, docs: int) -> list[Any]:
+    """The states of the first `docs` distinct documents of the questions, as served."""
+    seen = _distinct_documents(questions, docs)
     pointed = reader.config.mode == "mentions"
     fake = [
         Question(str(i), d, "@placeholder", "@entity0", ["@entity0"]) for i, d in enumerate(seen)
@@ -93,6 +108,43 @@ def cost(
     return 1e6 * statistics.median(times), statistics.fmean(sizes)
 
 
+def support_cost(
+    reader: Serving,
+    states: Sequence[Any],
+    documents: Sequence[str],
+    question: str,
+    query: list[int],
+    weight: float,
+    rounds: int,
+) -> tuple[float, float]:
+    """(median µs of weighing one question's likeliest answers by their support, as
+    `service.answering.rank_answers` does after the lookup, mean bytes of the kept mention
+    windows) over the documents; the words sets split once per document, as a record keeps
+    them."""
+    E = reader.config.max_entities
+    terms = question_terms(tokenize(question))
+    times, sizes = [], []
+    with torch.inference_mode():
+        Q = reader.encode_queries([query])  # (1, k)
+        for state, document in zip(states, documents, strict=True):
+            width = E if state.mentions is None else mention_space(state, E)
+            mask = torch.ones(1, width, dtype=torch.bool)
+            probs = torch.softmax(reader.score(reader.lookup(state, Q), Q, mask), dim=-1)
+            windows = mention_windows(tokenize(document), width)
+            evidence = [entity_evidence(w) for w in windows]
+
+            def weigh(probs: torch.Tensor = probs, evidence: list[Any] = evidence) -> object:
+                top = torch.topk(probs, k=min(RERANK_POOL, probs.shape[1]), dim=-1)
+                slots, values = top.indices[0].tolist(), top.values[0].tolist()
+                found = [evidence_support(terms, evidence[s]) for s in slots]
+                ranked = support_ranked(values, found, weight)
+                return sorted(range(len(slots)), key=lambda i: -ranked[i])
+
+            times.append(median_seconds(weigh, rounds, clock=time.process_time))
+            sizes.append(len(json.dumps(windows).encode()))
+    return 1e6 * statistics.median(times), statistics.fmean(sizes)
+
+
 def run_frontier(
     checkpoint_dir: Path,
     data_dir: Path,
@@ -103,8 +155,12 @@ def run_frontier(
     cost_documents: int = 8,
     rounds: int = 15,
     threads: int = 1,
+    support_weight: float = 0.0,
     log: Callable[[str], None] = lambda _: None,
 ) -> list[LengthRow]:
+    """With a support_weight, each mode has a second point, `<mode>+support`: its answers
+    ranked by the reader and their support as the service ranks them (same evaluation pass),
+    its cost the lookup's and the support step's, its bytes the state's and the windows'."""
     # One torch thread, as the service answers (settings.torch_threads); more would also
     # spin idle threads whose CPU time the clock counts.
     torch.set_num_threads(threads)
@@ -121,23 +177,34 @@ def run_frontier(
             ckpt_path = checkpoint_dir / f"{mode}.pt"
             if not ckpt_path.is_file():
                 continue
-            result = evaluate(ckpt_path, head)
+            result = evaluate(ckpt_path, head, support_weight=support_weight)
             ckpt = load_checkpoint(ckpt_path)
             serving = for_serving(ckpt.model)  # as the service answers: the lean path
             questions, _ = read_any_questions(head, ckpt)
             states = _documents(questions, ckpt.model, ckpt.vocab, cost_documents)
             query = ckpt.vocab.encode(tokenize(questions[0].query))
             lookup_us, state_bytes = cost(serving, states, query, rounds)
+            reader_accuracy = result.accuracy
+            if result.reader_accuracy is not None:
+                reader_accuracy = result.reader_accuracy
+                documents = _distinct_documents(questions, cost_documents)
+                support_us, window_bytes = support_cost(
+                    serving, states, documents, questions[0].query, query, support_weight, rounds
+                )
             if row is None or result.count > row.questions:
                 mean = statistics.fmean(len(s.split()) for s in (q.document for q in questions))
                 baselines = {b: getattr(result, b) for b in BASELINES}
                 points = [] if row is None else row.points
                 row = LengthRow(tokens, mean, result.count, baselines, points)
-            row.points.append(Point(mode, result.accuracy, lookup_us, state_bytes))
-            log(
-                f"{tokens:>6} {mode:<8} accuracy {result.accuracy:.3f}  lookup {lookup_us:8.1f} us"
-                f"  state {state_bytes / 1024:9.1f} KiB"
-            )
+            row.points.append(Point(mode, reader_accuracy, lookup_us, state_bytes))
+            if result.reader_accuracy is not None:
+                total_us, total_bytes = lookup_us + support_us, state_bytes + window_bytes
+                row.points.append(Point(f"{mode}+support", result.accuracy, total_us, total_bytes))
+            for point in row.points[-2:] if result.reader_accuracy is not None else row.points[-1:]:
+                log(
+                    f"{tokens:>6} {point.mode:<16} accuracy {point.accuracy:.3f}  lookup "
+                    f"{point.lookup_us:8.1f} us  state {point.state_bytes / 1024:9.1f} KiB"
+                )
         if row is not None:
             rows.append(row)
     return rows

@@ -72,6 +72,7 @@ def _frontier(args: argparse.Namespace, settings: Settings) -> int:
             max_questions=args.max_questions,
             cost_documents=args.cost_documents,
             rounds=args.rounds,
+            support_weight=args.support_weight,
             log=log,
         )
     if not rows:
@@ -210,6 +211,13 @@ def register(sub: Any) -> None:
     s.add_argument("--max-questions", type=int, default=400, help="the first N of each set")
     s.add_argument("--cost-documents", type=int, default=8, help="documents timed per length")
     s.add_argument("--rounds", type=int, default=15, help="timed rounds per document (median)")
+    s.add_argument(
+        "--support-weight",
+        type=float,
+        default=8.0,
+        help="also each mode as served, its answers ranked with this support_weight "
+        "(<mode>+support); 0: the readers alone",
+    )
     s.add_argument("--out", type=Path, default=Path("docs/bench"), help="table, plot and JSON")
     s.set_defaults(handler=_frontier)
 

@@ -50,6 +50,7 @@ class Evaluation:
     answers_not_entities: int  # user questions whose answer is no entity of the document
     seconds: float
     support_weight: float = 0.0  # 0: the reader's own answers; else ranked as the service does
+    reader_accuracy: float | None = None  # with a support_weight: the reader's own, same pass
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -163,8 +164,19 @@ def evaluate(
     pointed = ckpt.model.config.mode == "mentions"
     data = encode_questions(questions, ckpt.vocab, POINTER_ENTITIES if pointed else None)
     total = len(questions) + not_entities
-    choose = support_chooser(questions, support_weight) if support_weight > 0 else None
+    choose, best = None, {}
+    if support_weight > 0:
+        by_support = support_chooser(questions, support_weight)
+
+        def choose(i: int, scores: Tensor) -> int:
+            best[i] = int(scores.argmax())  # the reader's own answer, from the same pass
+            return by_support(i, scores)
+
     acc = accuracy(ckpt.model, data, progress, choose) * len(questions) / max(1, total)
+    reader_acc = None
+    if best:
+        right = sum(best[i] == int(data.answers[i]) for i in range(len(questions)))
+        reader_acc = right / max(1, total)
     b = baselines(questions)
     share = len(questions) / max(1, total)  # baselines, too, miss what is not an entity
     return Evaluation(
@@ -182,4 +194,5 @@ def evaluate(
         answers_not_entities=not_entities,
         seconds=time.perf_counter() - started,
         support_weight=support_weight,
+        reader_accuracy=reader_acc,
     )
