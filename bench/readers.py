@@ -100,15 +100,23 @@ def as_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
 
 def write_index(checkpoint_dir: Path, rows: Sequence[Row], main_set: str = "para-200/test") -> Path:
     """`<checkpoint_dir>/index.json`: per mode its file, model id, size, best epoch,
-    validation accuracy, and the test accuracies of `rows` (`test_accuracy`: on main_set)."""
+    validation accuracy, and the test accuracies of `rows` (`test_accuracy`: on main_set).
+    A mode `rows` did not measure keeps its entry when the index already describes the same
+    model id (`bench readers --modes linear --write-index` updates linear's alone)."""
     from encoder.model.checkpoint import load_checkpoint
     from service.readers import trained_on
 
+    out = checkpoint_dir / "index.json"
+    before = json.loads(out.read_text()).get("modes", {}) if out.is_file() else {}
     modes = {}
     for path in sorted(checkpoint_dir.glob("*.pt")):
         ckpt = load_checkpoint(path)
         mode = ckpt.model.config.mode
         tests = {r.data: round(r.accuracy[mode], 4) for r in rows if mode in r.accuracy}
+        kept = before.get(mode)
+        if not tests and kept is not None and kept.get("model_id") == ckpt.model_id:
+            modes[mode] = kept
+            continue
         modes[mode] = {
             "file": path.name,
             "model_id": ckpt.model_id,
@@ -124,6 +132,5 @@ def write_index(checkpoint_dir: Path, rows: Sequence[Row], main_set: str = "para
         "task": f"entity cloze; test_accuracy is {main_set}; see RESULTS.md",
         "modes": modes,
     }
-    out = checkpoint_dir / "index.json"
     out.write_text(json.dumps(index, indent=2) + "\n")
     return out
