@@ -25,7 +25,7 @@ from pathlib import Path
 from encoder.text.entities import name_key
 
 HERE = Path(__file__).parent
-SETS = ("dev", "test")
+SETS = ("dev", "test", "test2")
 
 
 @dataclass(frozen=True)
