@@ -203,7 +203,7 @@ def answers_body(
     values, so validating them again with pydantic (and FastAPI's second pass over a response
     model) would only cost time (measured in BENCHMARKS.md); tests check the bytes against
     the model."""
-    entities, spans = record.entities, record.spans
+    entities = record.entities
     answers: list[list[dict[str, object]]] = [[] for _ in queries]
     if ranked is not None:
         for row, i in enumerate(prepared.asked):
@@ -213,7 +213,7 @@ def answers_body(
                     "score": score,
                     "reader_score": reader_score,
                     "support": found,
-                    "spans": _pairs(spans[slot]) if slot < len(spans) else [],
+                    "spans": record.span_pairs(slot),
                 }
                 for slot, score, reader_score, found in zip(
                     ranked.slots[row],
@@ -236,10 +236,6 @@ def answers_body(
     ]
     body: dict[str, object] = {"id": doc_id, "mode": mode, "model_id": model_id, "results": results}
     return _json_bytes(body)
-
-
-def _pairs(flat: list[int]) -> list[list[int]]:
-    return [flat[i : i + 2] for i in range(0, len(flat) - 1, 2)]
 
 
 def _json_bytes(body: dict[str, object]) -> bytes:
