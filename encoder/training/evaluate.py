@@ -123,7 +123,10 @@ def read_any_questions(
 def support_chooser(questions: Sequence[Question], weight: float) -> Choose:
     """Picks each question's answer as the service ranks them with support_weight `weight`:
     among the reader's RERANK_POOL likeliest, by p_reader(e) · exp(λ · support(e))
-    (encoder.text.support), the support read from the document's mention windows."""
+    (encoder.text.support), the support read from the document's mention windows. Unlike the
+    service's, it does not count the answer's own name (a built question holds markers, not
+    names): a Which-question's noun found only in the name ("the bank" of "Fjord Bank") is
+    support the service sees and this does not."""
     windows: dict[str, list[list[str]]] = {}
 
     def choose(i: int, scores: Tensor) -> int:
