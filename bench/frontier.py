@@ -37,7 +37,7 @@ from encoder.text.support import (
     evidence_support,
     mention_windows,
     question_terms,
-    support_ranked,
+    support_order,
 )
 from encoder.text.tokens import tokenize
 from encoder.training.batches import POINTER_ENTITIES, encode_questions
@@ -137,8 +137,7 @@ def support_cost(
                 top = torch.topk(probs, k=min(RERANK_POOL, probs.shape[1]), dim=-1)
                 slots, values = top.indices[0].tolist(), top.values[0].tolist()
                 found = [evidence_support(terms, evidence[s]) for s in slots]
-                ranked = support_ranked(values, found, weight)
-                return sorted(range(len(slots)), key=lambda i: -ranked[i])
+                return support_order(values, found, weight)
 
             times.append(median_seconds(weigh, rounds, clock=time.process_time))
             sizes.append(len(json.dumps(windows).encode()))

@@ -36,7 +36,7 @@ from encoder.text.support import (
     Evidence,
     evidence_support,
     question_terms,
-    support_ranked,
+    support_order,
 )
 from encoder.text.tokens import plain_text
 from service.batcher import QueryBatcher
@@ -168,16 +168,14 @@ def rank_answers(
         slots, values = top.indices.tolist(), top.values.tolist()
     out = RankedAnswers([], [], [], [])
     for row, (row_slots, row_values) in enumerate(zip(slots, values, strict=True)):
-        kept = [(s, v) for s, v in zip(row_slots, row_values, strict=True)]
+        kept = list(zip(row_slots, row_values, strict=True))
         if excluded and excluded[row]:
             kept = [(s, v) for s, v in kept if s not in excluded[row]]
         found = [
             None if evidence is None else evidence_support(terms[row], evidence(s)) for s, _ in kept
         ]
-        ranked = [v for _, v in kept]
-        if support_weight > 0:
-            ranked = support_ranked(ranked, found, support_weight)
-        order = sorted(range(len(kept)), key=lambda i: -ranked[i])[:top_k]
+        order, ranked = support_order([v for _, v in kept], found, support_weight)
+        order = order[:top_k]
         out.slots.append([kept[i][0] for i in order])
         out.scores.append([ranked[i] for i in order])
         out.reader_scores.append([kept[i][1] for i in order])

@@ -102,3 +102,13 @@ def support_ranked(
     rest = max(0.0, 1.0 - sum(probs))  # the candidates not given: support 0
     total = sum(boosted) + rest
     return [b / total for b in boosted] if total > 0 else list(probs)
+
+
+def support_order(
+    probs: Sequence[float], supports: Sequence[float | None], weight: float
+) -> tuple[list[int], list[float]]:
+    """Candidates' reader probabilities and their support -> (their order, best first; their
+    probabilities as ranked): `support_ranked` with weight λ > 0, the reader's own with 0. The
+    one ranking the service, `cheapqa evaluate` and the frontier bench share."""
+    ranked = support_ranked(probs, supports, weight) if weight > 0 else list(probs)
+    return sorted(range(len(ranked)), key=lambda i: -ranked[i]), ranked

@@ -16,10 +16,12 @@ from encoder.text.anonymise import anonymise_document, prepare_question
 from encoder.text.entities import name_key
 from encoder.text.support import (
     RERANK_POOL,
+    Evidence,
+    entity_evidence,
+    evidence_support,
     mention_windows,
     question_terms,
-    support,
-    support_ranked,
+    support_order,
 )
 from encoder.text.tokens import entity_index, entity_marker, tokenize
 from encoder.training.batches import POINTER_ENTITIES, encode_questions
@@ -127,7 +129,8 @@ def support_chooser(questions: Sequence[Question], weight: float) -> Choose:
     service's, it does not count the answer's own name (a built question holds markers, not
     names): a Which-question's noun found only in the name ("the bank" of "Fjord Bank") is
     support the service sees and this does not."""
-    windows: dict[str, list[list[str]]] = {}
+    # Per document, its entities' windows as word sets, split once for all its questions.
+    evidence: dict[str, list[Evidence]] = {}
 
     def choose(i: int, scores: Tensor) -> int:
         q = questions[i]
@@ -135,15 +138,16 @@ def support_chooser(questions: Sequence[Question], weight: float) -> Choose:
         candidates = int((probs > 0).sum())
         top = torch.topk(probs, k=max(1, min(RERANK_POOL, candidates)))
         slots, values = top.indices.tolist(), top.values.tolist()
-        if q.document not in windows:
-            if len(windows) >= 256:  # batches hold a few documents' questions: bounded
-                windows.clear()
-            windows[q.document] = mention_windows(tokenize(q.document), len(scores))
-        kept = windows[q.document]
+        if q.document not in evidence:
+            if len(evidence) >= 256:  # batches hold a few documents' questions: bounded
+                evidence.clear()
+            windows = mention_windows(tokenize(q.document), len(scores))
+            evidence[q.document] = [entity_evidence(w) for w in windows]
+        kept = evidence[q.document]
         terms = question_terms(tokenize(q.query))
-        found = [support(terms, kept[s]) if s < len(kept) else None for s in slots]
-        ranked = support_ranked(values, found, weight)
-        return slots[max(range(len(slots)), key=lambda j: ranked[j])]
+        found = [evidence_support(terms, kept[s]) if s < len(kept) else None for s in slots]
+        order, _ = support_order(values, found, weight)
+        return slots[order[0]]
 
     return choose
 
