@@ -3,7 +3,7 @@ and the app with its lifespan running."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -20,5 +20,19 @@ def private_redis() -> Iterator[RedisProcess]:
     server = RedisProcess().start()
     try:
         yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(params=["embedded", "redis"])
+async def store_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """A test that takes it runs twice: on the embedded store ("") and on a redis-server of
+    its own (its URL)."""
+    if request.param == "embedded":
+        yield ""
+        return
+    server = RedisProcess().start()
+    try:
+        yield server.url
     finally:
         server.cleanup()

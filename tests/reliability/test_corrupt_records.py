@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -15,23 +14,10 @@ import redis
 
 from service.ingest.worker import LOST_ENTRY_ERROR, IngestWorker
 from store.record import DocumentRecord, Status
-from tests.redis_server import RedisProcess
 from tests.service.conftest import wait_status
 from tests.service.texts import HARBOUR, OBSERVATORY, ORCHARD
 
 IDS = {"a": HARBOUR, "b": ORCHARD, "c": OBSERVATORY}
-
-
-@pytest.fixture(params=["embedded", "redis"])
-async def store_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    if request.param == "embedded":
-        yield ""
-        return
-    server = RedisProcess().start()
-    try:
-        yield server.url
-    finally:
-        server.cleanup()
 
 
 def corrupt(client: httpx.AsyncClient, doc_id: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,7 +21,6 @@ import pytest
 from service.ingest.worker import IngestWorker
 from store.base import DocumentStore
 from store.queue.base import IngestQueue
-from tests.redis_server import RedisProcess
 from tests.service.conftest import wait_status
 from tests.service.texts import APPENDIX, HARBOUR, ORCHARD
 
@@ -106,18 +105,6 @@ async def drain(client: httpx.AsyncClient, timeout_s: float = 20.0) -> None:
         deliveries = await queue.read("drain", 16, 50)
         if deliveries:
             await worker.process(deliveries)
-
-
-@pytest.fixture(params=["embedded", "redis"])
-async def store_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    if request.param == "embedded":
-        yield ""
-        return
-    server = RedisProcess().start()
-    try:
-        yield server.url
-    finally:
-        server.cleanup()
 
 
 @asynccontextmanager
