@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.progress import bar
-from encoder.training.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
+from encoder.training.data.choices import DOMAINS, MIN_NAME_COUNT, QUESTION_FORMS, TASKS
 from service.settings import Settings
 
 DEFAULT_TASK = "para"
@@ -28,7 +28,9 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     try:
         sources = load_sources(args.cache_dir, args.source_dir, args.wiki)
-        paraphrasers = make_paraphrasers(args.cache_dir) if args.task == "para" else None
+        paraphrasers = (
+            make_paraphrasers(args.cache_dir, args.question) if args.task == "para" else None
+        )
     except SourceError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -43,9 +45,11 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         query_tokens_after=args.query_after,
         max_questions_per_window=args.max_questions_per_window,
         max_entities=args.max_entities,
+        question=args.question,
     )
     prefix = "" if args.domain == "books" else f"{args.domain}-"
-    out = args.out or Path("data") / f"{prefix}{args.task}-{window}"
+    form = "" if args.question == "sentence" else f"-{args.question}"
+    out = args.out or Path("data") / f"{prefix}{args.task}{form}-{window}"
     try:
         summary = build_dataset(
             out,
@@ -111,6 +115,13 @@ def register(sub: Any) -> None:
     b.add_argument("--query-before", type=int, default=16, help="question words before the blank")
     b.add_argument("--query-after", type=int, default=3, help="question words after the blank")
     b.add_argument("--max-questions-per-window", type=int, default=8)
+    b.add_argument(
+        "--question",
+        choices=QUESTION_FORMS,
+        default="sentence",
+        help="sentence: the blank's whole sentence; clause: only its clause, as a person asks "
+        "(the blank often first; use with --query-after 16; writes data/<task>-clause-<window>)",
+    )
     b.add_argument(
         "--domain",
         choices=DOMAINS,

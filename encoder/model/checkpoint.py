@@ -44,15 +44,18 @@ class Checkpoint:
 def query_window(meta: dict[str, Any]) -> tuple[int, int] | None:
     """(tokens before, tokens after) @placeholder that the reader's training questions kept,
     from the checkpoint's meta; questions are cut the same way wherever they are asked.
-    None when not recorded (questions are then used whole)."""
+    A recipe's data sets may differ (sentence questions keep 3 words after the blank, clause
+    questions 16): the widest on each side, so no question is cut below what the reader has
+    read. None when not recorded (questions are then used whole)."""
     data = meta.get("data")
     if not isinstance(data, dict):
         return None
     # One data set ({"options": ...}) or a recipe's several ({path: {"options": ...}}).
     metas = [data] if "options" in data else [d for d in data.values() if isinstance(d, dict)]
-    windows = {_window(m.get("options")) for m in metas}
-    windows.discard(None)
-    return windows.pop() if len(windows) == 1 else None
+    windows = [w for w in (_window(m.get("options")) for m in metas) if w is not None]
+    if not windows:
+        return None
+    return max(b for b, _ in windows), max(a for _, a in windows)
 
 
 def _window(options: Any) -> tuple[int, int] | None:

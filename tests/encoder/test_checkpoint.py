@@ -121,3 +121,18 @@ def test_shipped_linear_reader_reads_the_built_test_set() -> None:
     ckpt = load_checkpoint(default_checkpoint_path("linear"))
     # RESULTS.md reports 0.875 on the first 2,000 test questions; the bag-of-words baseline is 0.58.
     assert accuracy(ckpt.model, encode_questions(questions, ckpt.vocab)) > 0.7
+
+
+def test_query_window_of_a_recipe_is_the_widest_of_its_data_sets() -> None:
+    from encoder.model.checkpoint import query_window
+
+    def described(before: int, after: int) -> dict[str, object]:
+        return {"options": {"query_tokens_before": before, "query_tokens_after": after}}
+
+    # Sentence questions keep 3 words after the blank, clause questions 16: a served
+    # subject-blank question ("@placeholder rejected two offers from X") keeps its 16.
+    meta = {"data": {"data/para-200": described(16, 3), "data/para-clause-400": described(16, 16)}}
+    assert query_window(meta) == (16, 16)
+    assert query_window({"data": described(16, 3)}) == (16, 3)
+    assert query_window({"data": {"data/old": {"options": {}}}}) is None
+    assert query_window({}) is None

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from encoder.text.entities import entity_aliases, find_entities
 from encoder.text.tokens import PLACEHOLDER, tokenize
 from encoder.training.data.build import SPLITS, Sources
-from encoder.training.data.cloze import ClozeOptions, build_questions
+from encoder.training.data.cloze import ClozeOptions, build_questions, clause_question
 from encoder.training.data.questions import (
     DataError,
     Question,
@@ -35,7 +36,7 @@ NAMES = ["Anna", "Bristol", "Tom", "Clara", "Dover"]
 SPLIT_NOVELS = {name for names in SPLITS.values() for name in names}
 
 
-def _build(**kw: bool) -> list[Question]:
+def _build(**kw: Any) -> list[Question]:
     options = ClozeOptions(
         window_tokens=60, min_query_tokens=4, max_entities=10, max_questions_per_window=50, **kw
     )
@@ -60,6 +61,67 @@ def test_every_answer_is_a_candidate_in_the_document(keep: bool) -> None:
         assert query.count(PLACEHOLDER) == 1 and q.answer not in query
         # No names leak through as words.
         assert not {n.lower() for n in NAMES} & set(doc + query)
+
+
+def test_clause_question_is_the_blanks_clause_as_a_person_asks_it() -> None:
+    tokens = [
+        "@entity3",
+        ",",
+        "who",
+        "owns",
+        "34",
+        "percent",
+        ",",
+        "had",
+        "rejected",
+        "two",
+        "offers",
+        "from",
+        "@entity2",
+        ".",
+    ]
+    # A relative clause about the name asks about the name: "Who owns 34 percent?"
+    assert clause_question(tokens, 0) == [PLACEHOLDER, "owns", "34", "percent"]
+    assert clause_question(tokens, 12) == [
+        "had", "rejected", "two", "offers", "from", PLACEHOLDER
+    ]  # fmt: skip
+    # A leading conjunction goes; a clause of too few words is no question.
+    tokens = [
+        "the",
+        "talks",
+        "failed",
+        ",",
+        "and",
+        "@entity1",
+        "left",
+        "the",
+        "room",
+        ",",
+        "said",
+        "@entity4",
+        ".",
+    ]
+    assert clause_question(tokens, 5) == [PLACEHOLDER, "left", "the", "room"]
+    assert clause_question(tokens, 11) is None
+
+
+def test_clause_questions_are_short_and_keep_the_words_after_the_blank() -> None:
+    sentence_form = _build(query_tokens_after=16)
+    clause_form = _build(question="clause", query_tokens_after=16)
+    assert clause_form and sentence_form
+    mean = lambda qs: sum(len(tokenize(q.query)) for q in qs) / len(qs)  # noqa: E731
+    assert mean(clause_form) < mean(sentence_form)
+    for q in clause_form:
+        q.check()
+        query = tokenize(q.query)
+        assert not {",", ";", "."} & set(query)  # one clause, no more
+        assert len(query) >= 4
+    # Subject blanks keep what follows them (a sentence question keeps 3 words at most).
+    assert any(
+        tokenize(q.query)[0] == PLACEHOLDER and len(tokenize(q.query)) >= 5 for q in clause_form
+    )
+    with pytest.raises(ValueError, match="question must be one of"):
+        ClozeOptions(question="paragraph")
 
 
 def test_removed_sentence_is_not_in_the_document() -> None:

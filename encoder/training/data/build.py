@@ -273,10 +273,13 @@ def load_sources(cache_dir: Path, source_dir: Path | None, wiki: bool | None) ->
 SYNONYM_SPLIT_SEED = 13
 
 
-def make_paraphrasers(cache_dir: Path) -> dict[str, Paraphrase]:
+def make_paraphrasers(cache_dir: Path, question: str = "sentence") -> dict[str, Paraphrase]:
     """split -> paraphrase: "train" with 70% of WordNet's synonym pairs, "test" (validation and
-    test) with the other 30%, so no swap seen in training is tested."""
+    test) with the other 30%, so no swap seen in training is tested. Clause questions are
+    paraphrased more gently (paraphrase.CLAUSE_OPTIONS)."""
     from encoder.training.data.paraphrase import (
+        CLAUSE_OPTIONS,
+        ParaphraseOptions,
         fetch_wordnet,
         load_synonyms,
         paraphrase,
@@ -285,7 +288,8 @@ def make_paraphrasers(cache_dir: Path) -> dict[str, Paraphrase]:
 
     pairs = load_synonyms(fetch_wordnet(cache_dir))
     train_map, test_map = split_synonyms(pairs, SYNONYM_SPLIT_SEED)
+    options = CLAUSE_OPTIONS if question == "clause" else ParaphraseOptions()
     return {
-        "train": lambda tokens, rng: paraphrase(tokens, train_map, rng),
-        "test": lambda tokens, rng: paraphrase(tokens, test_map, rng),
+        "train": lambda tokens, rng: paraphrase(tokens, train_map, rng, options),
+        "test": lambda tokens, rng: paraphrase(tokens, test_map, rng, options),
     }

@@ -13,6 +13,12 @@ mention blanked to `@placeholder`. The tasks:
   from the other sentences (which names go together, who speaks to whom).
 - para: find, with the question paraphrased (`paraphrase` given to `build_questions`):
   synonyms, dropped and reordered words, so the evidence is there but not verbatim.
+- question form "clause" (`ClozeOptions.question`, any task that keeps the sentence): the
+  question is only the clause that holds the blank, as a person asks it ("Who rejected two
+  earlier offers?" of "Eriksen, who owns 34 percent, rejected two earlier offers from
+  Vestlys, saying ..."): the words up to the next comma, semicolon or quote, the blank often
+  first. A sentence-form question keeps at most 3 words after its blank, so a reader trained
+  only on those never learns to read a subject-blank question.
 - lead (`build_lead_questions`): a name blanked in an article's first paragraph, answered
   from the body that follows (CNN's construction; the document never holds the sentence).
 
@@ -29,6 +35,7 @@ from dataclasses import dataclass
 from encoder.text.anonymise import EntityMatcher, entity_surfaces
 from encoder.text.entities import Entity
 from encoder.text.tokens import PLACEHOLDER, cut_around_placeholder, entity_marker, split_sentences
+from encoder.training.data.choices import QUESTION_FORMS
 from encoder.training.data.questions import Question
 from encoder.training.data.sources import Text
 
@@ -53,6 +60,42 @@ class ClozeOptions:
     max_questions_per_window: int = 8
     max_entities: int = 256
     min_candidates: int = 2
+    question: str = "sentence"  # QUESTION_FORMS: the whole sentence, or its clause (above)
+
+    def __post_init__(self) -> None:
+        if self.question not in QUESTION_FORMS:
+            raise ValueError(f"question must be one of {QUESTION_FORMS}, got {self.question!r}")
+
+
+# Tokens that end a clause. "who"/"which" after a name's comma open a relative clause about
+# it ("Eriksen , who owns ...": "@placeholder owns ..."); leading conjunctions are dropped.
+_CLAUSE_BREAKS = frozenset({",", ";", ":", '"', "(", ")", "--", "-", ".", "!", "?", "'"})
+_RELATIVE = frozenset({"who", "which"})
+_LEADING = frozenset({"and", "but", "or", "so", "yet", "then", "while", "when", "as"})
+_MIN_CLAUSE_WORDS = 3  # tokens besides the blank: "of @placeholder" asks nothing
+
+
+def clause_question(tokens: Sequence[str], pos: int) -> list[str] | None:
+    """The clause of `tokens` that holds position `pos`, blanked there; None when it is
+    shorter than `_MIN_CLAUSE_WORDS` words besides the blank."""
+    after = pos + 1
+    if (
+        after + 1 < len(tokens) and tokens[after] == "," and tokens[after + 1] in _RELATIVE
+    ):  # "X , who owns ..." asks about X: "@placeholder owns ..."
+        start, after = pos, after + 2
+    else:
+        start = pos
+        while start > 0 and tokens[start - 1] not in _CLAUSE_BREAKS:
+            start -= 1
+        while start < pos and tokens[start] in _LEADING:
+            start += 1
+    end = after
+    while end < len(tokens) and tokens[end] not in _CLAUSE_BREAKS:
+        end += 1
+    clause = [*tokens[start:pos], PLACEHOLDER, *tokens[after:end]]
+    if len(clause) - 1 < _MIN_CLAUSE_WORDS:
+        return None
+    return clause
 
 
 @dataclass(frozen=True)
@@ -128,8 +171,13 @@ def build_questions(
             for pos, tok in enumerate(sentence.tokens):
                 if tok not in answerable or sentence.tokens.count(tok) != 1:
                     continue  # answer not (elsewhere) in the document, or given away by a repeat
-                query = list(sentence.tokens)
-                query[pos] = PLACEHOLDER
+                if options.question == "clause":
+                    query = clause_question(sentence.tokens, pos)
+                    if query is None:
+                        continue
+                else:
+                    query = list(sentence.tokens)
+                    query[pos] = PLACEHOLDER
                 window_questions.append((s_idx, pos, document, query, tok))
         rng.shuffle(window_questions)
         for s_idx, pos, document, sentence_query, answer in window_questions[

@@ -277,6 +277,12 @@ class ParaphraseOptions:
 
 
 _DEFAULT_OPTIONS = ParaphraseOptions()
+# A clause question is short (the blank and a few words): dropping half the words beside the
+# blank would leave "@placeholder" alone. A person asking about a sentence swaps some words
+# and drops an auxiliary or an adverb, not half the clause.
+CLAUSE_OPTIONS = ParaphraseOptions(
+    replace_prob=0.7, drop_near_blank_prob=0.3, drop_adjacent_prob=0.2, reorder_prob=0.0
+)
 
 
 def _is_marker(token: str) -> bool:
