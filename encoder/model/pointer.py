@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from encoder.model.state import DocumentState
@@ -87,15 +88,17 @@ def lookup_mentions(
 ) -> Tensor:
     """Questions Q (m, k) against one document's keys (M, k) and their entities (M,) int64:
     each entity's score (m, space), as entity_scores: the log of its share of
-    softmax_m(κ_m · (W q + b)). Six ops: the keys are all mentions, so no masking; the shares
-    are summed by entity index in place."""
+    softmax_m(κ_m · (W q + b)). Five ops, each paid per question batch whatever the length:
+    F.linear multiplies by a transpose without making a view of it, the keys are all
+    mentions (no masking), and the shares are summed by entity index in place onto the floor
+    MIN_SHARE (adding 1e-30 to a share changes no float32 log)."""
     W, b = pointer
-    logits = torch.addmm(b, Q, W.T) @ keys.T  # (m, M)
+    logits = F.linear(F.linear(Q, W, b), keys)  # (m, M)
     if logits.shape[1] == 0:
         return Q.new_full((Q.shape[0], space), math.log(MIN_SHARE))
     probs = torch.softmax(logits, dim=1)  # (m, M)
-    shares = probs.new_zeros(Q.shape[0], space).index_add_(1, entities, probs)
-    return shares.clamp_min_(MIN_SHARE).log_()  # (m, space)
+    shares = probs.new_full((Q.shape[0], space), MIN_SHARE).index_add_(1, entities, probs)
+    return shares.log_()  # (m, space)
 
 
 def lookup_document(
@@ -126,4 +129,4 @@ def masked_entity_scores(scores: Tensor, candidate_mask: Tensor) -> Tensor:
         else:
             pad = scores.new_full((scores.shape[0], width - scores.shape[1]), math.log(MIN_SHARE))
             scores = torch.cat([scores, pad], dim=1)
-    return scores.masked_fill(~candidate_mask.bool(), very_negative)
+    return scores.masked_fill(candidate_mask.logical_not(), very_negative)

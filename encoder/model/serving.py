@@ -265,7 +265,7 @@ class ServingReader:
         prior = reader.mention_prior(mentions, hidden)
         if prior is not None:
             logits.addcmul_(*prior)
-        return logits.masked_fill_(~candidate_mask.bool(), self._very_negative)  # (m, E)
+        return logits.masked_fill_(candidate_mask.logical_not(), self._very_negative)  # (m, E)
 
 
 # What the service calls on a reader: a ServingReader, or a Reader off the lean path.
