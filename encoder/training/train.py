@@ -33,10 +33,20 @@ from encoder.training.batches import (
     spread_entities,
 )
 from encoder.training.data.questions import numbered_as_served, read_questions
-from encoder.training.embeddings import init_embeddings
+from encoder.training.embeddings import (
+    glove_available,
+    glove_common_words,
+    glove_vectors,
+    init_embeddings,
+)
 from encoder.training.predict import accuracy
 from encoder.training.recipe import ModelShape, Recipe, Stage, check_data
-from encoder.training.warm_start import check_same_shape, init_checkpoint, load_start
+from encoder.training.warm_start import (
+    check_same_shape,
+    grow_vocabulary,
+    init_checkpoint,
+    load_start,
+)
 
 RESUME_FORMAT = 2
 PRIOR_LR_SCALE = 10.0  # the mention prior's weight learns this many times faster
@@ -184,6 +194,15 @@ def train_recipe(
         for p in recipe.validation
     }
     start = init_checkpoint(recipe, mode)
+    if start is not None and recipe.grow_vocab > len(start.vocab):
+        start = grow_vocabulary(
+            start,
+            (tokenize(q.document) + tokenize(q.query) for qs in train_sets.values() for q in qs),
+            recipe.grow_vocab,
+            recipe.min_count,
+            glove_common_words(recipe.grow_vocab) if recipe.glove and glove_available() else [],
+            glove_vectors if recipe.glove and glove_available() else None,
+        )
     vocab = (
         start.vocab
         if start is not None

@@ -3,7 +3,9 @@ loaded (a gated reader may start from a linear one, its gate open)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -13,6 +15,7 @@ from encoder.model.checkpoint import Checkpoint, load_checkpoint
 from encoder.model.config import ReaderConfig
 from encoder.model.modes import Mode
 from encoder.model.reader import MENTION_PRIOR_WEIGHTS, Reader
+from encoder.model.vocab import Vocabulary
 from encoder.training.recipe import Recipe, RecipeError
 
 GATE_OPENED = ("linear", "gated")  # a start from another mode's reader (open_gate)
@@ -82,3 +85,42 @@ def open_gate(model: Reader) -> None:
         attention.gate.bias.fill_(GATE_OPEN_BIAS)
         s = torch.sigmoid(torch.tensor(GATE_OPEN_BIAS, dtype=model.W_r.weight.dtype))
         model.W_r.weight.div_(s * s)
+
+
+def grow_vocabulary(
+    start: Checkpoint,
+    corpus: Iterable[list[str]],
+    size: int,
+    min_count: int,
+    glove_words: Sequence[str],
+    vectors_of: Callable[[list[str]], tuple[torch.Tensor, torch.Tensor]] | None,
+) -> Checkpoint:
+    """The starting reader with its vocabulary grown to `size` tokens: the words of `corpus`
+    (tokenised training text) it lacks, at least `min_count` times, commonest first, then
+    `glove_words` in their order. A new word's row is its GloVe vector (`vectors_of`, as
+    embeddings.glove_vectors: the trained rows are still within a few degrees of GloVe's), or
+    a random row of GloVe's scale; every old row and weight is kept, so the reader answers as
+    before until training moves the new rows."""
+    have = set(start.vocab.tokens)
+    room = size - len(have)
+    counts = Counter(t for tokens in corpus for t in tokens if t not in have)
+    new = [w for w, c in counts.most_common() if c >= min_count and w.isalpha()][: max(0, room)]
+    taken = have | set(new)
+    new += [w for w in glove_words if w not in taken][: max(0, room - len(new))]
+    if not new:
+        return start
+    old = start.model.embedding.weight.detach()
+    generator = torch.Generator().manual_seed(0)
+    rows = torch.randn(len(new), old.shape[1], generator=generator) * float(old.std())
+    if vectors_of is not None:
+        vectors, found = vectors_of(new)
+        if bool(found.any()):
+            rows = torch.randn(len(new), old.shape[1], generator=generator)
+            rows = rows * float(vectors[found].std())
+            rows[found] = vectors[found]
+    config = replace(start.model.config, vocab_size=len(start.vocab) + len(new))
+    model = Reader(config)
+    weights = dict(start.model.state_dict())
+    weights["embedding.weight"] = torch.cat([old, rows.to(old.dtype)])
+    model.load_state_dict(weights)
+    return replace(start, model=model, vocab=Vocabulary([*start.vocab.tokens, *new]))

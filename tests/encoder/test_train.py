@@ -344,3 +344,43 @@ def test_missing_data_names_the_command_that_builds_it(tmp_path: Path) -> None:
     assert f"cheapqa data build --task infer --window-tokens 200 --seed 23 --out {resampled}" in (
         message
     )
+
+
+def test_grow_vocabulary_adds_words_and_keeps_every_answer() -> None:
+    from encoder.model.config import ReaderConfig
+    from encoder.model.reader import Reader
+    from encoder.training.warm_start import grow_vocabulary
+
+    vocab = Vocabulary.build([["the", "cat", "sat", "the"]], max_entities=4, min_count=1)
+    torch.manual_seed(0)
+    config = ReaderConfig(mode="linear", vocab_size=len(vocab), embed_dim=8, hidden_size=6,
+                          max_entities=4)  # fmt: skip
+    start = Checkpoint(Reader(config).eval(), vocab, "linear-x", {})
+    corpus = [["the", "goalkeeper", "saved", "it", "@entity1"], ["goalkeeper", "saved", "7"]]
+
+    def vectors_of(words: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        found = torch.tensor([w == "regulator" for w in words])
+        return torch.full((len(words), 8), 0.5), found
+
+    grown = grow_vocabulary(
+        start, corpus, len(vocab) + 3, 2, ["saved", "regulator", "x"], vectors_of
+    )
+    # The corpus's new words (twice at least, no markers or numbers), then GloVe's, to size.
+    assert grown.vocab.tokens == [*vocab.tokens, "goalkeeper", "saved", "regulator"]
+    assert grown.model.config.vocab_size == len(vocab) + 3
+    weight = grown.model.embedding.weight
+    assert torch.equal(weight[-1], torch.full((8,), 0.5))  # its GloVe row
+    assert torch.equal(weight[: len(vocab)], start.model.embedding.weight)
+    # Old questions are answered exactly as before.
+    doc = [torch.tensor(vocab.encode(["the", "@entity1", "sat", "@entity2"]))]
+    query = [torch.tensor(vocab.encode(["@placeholder", "sat"]))]
+    with torch.no_grad():
+        for model in (start.model, grown.model):
+            state = model.encode_documents(doc)[0]
+            Q = model.encode_queries(query)
+            scores = model.score(model.lookup(state, Q), Q, torch.ones(1, 4, dtype=torch.bool))
+            if model is start.model:
+                before = scores
+        assert torch.allclose(before, scores)
+    # Nothing to add: the same checkpoint.
+    assert grow_vocabulary(start, [], len(vocab), 2, [], None) is start
