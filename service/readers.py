@@ -256,6 +256,11 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         )
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
     if settings.default_mode not in models:
+        if settings.default_mode not in settings.modes:  # CHEAPQA_MODES=softmax alone
+            raise ValueError(
+                f"the default mode {settings.default_mode!r} is not among the modes served "
+                f"({', '.join(settings.modes)}): set CHEAPQA_DEFAULT_MODE to one of them"
+            )
         raise FileNotFoundError(
             f"no checkpoint for the default mode {settings.default_mode!r} at "
             f"{checkpoint_path(settings, settings.default_mode)}"

@@ -197,7 +197,8 @@ def run(
 ) -> list[Answered]:
     """`answer_stories` in a temporary data folder (its own store and queue)."""
     with tempfile.TemporaryDirectory(prefix="cheapqa-realistic-") as tmp:
-        local = settings.model_copy(
-            update={"store_url": "", "data_dir": Path(tmp), "modes": list(modes)}
-        )
+        update: dict[str, Any] = {"store_url": "", "data_dir": Path(tmp), "modes": list(modes)}
+        if settings.default_mode not in modes:  # `--modes softmax`: the app needs its default
+            update["default_mode"] = modes[0]
+        local = settings.model_copy(update=update)
         return asyncio.run(answer_stories(stories, local, modes, exclude_named, progress))

@@ -32,6 +32,16 @@ def test_default_modes_skip_missing_files_but_need_the_default_mode(
         load_models(Settings(checkpoint_dir=tmp_path, default_mode="none"))
 
 
+def test_a_default_mode_that_is_not_served_is_named_as_such(
+    tmp_path: Path, checkpoint_dir: Path
+) -> None:
+    # CHEAPQA_MODES=softmax alone: the linear file is there, the setting is what is wrong.
+    shutil.copy(checkpoint_dir / "linear.pt", tmp_path / "linear.pt")
+    shutil.copy(checkpoint_dir / "gated.pt", tmp_path / "gated.pt")
+    with pytest.raises(ValueError, match=r"not among the modes served.*CHEAPQA_DEFAULT_MODE"):
+        load_models(Settings(checkpoint_dir=tmp_path, modes=["gated"]))
+
+
 def test_a_checkpoint_of_another_mode_is_refused(tmp_path: Path, checkpoint_dir: Path) -> None:
     shutil.copy(checkpoint_dir / "gated.pt", tmp_path / "linear.pt")
     with pytest.raises(ValueError, match="holds a 'gated' model"):
