@@ -61,18 +61,10 @@ def encode_questions(
             )
         answers[i] = slot
         # Markers beyond E read as unknown words; they cannot be answers.
-        candidates[i, [s for s in _answerable(q, slots) if s < E]] = True
+        candidates[i, [s for s in slots if s is not None and s < E]] = True
         docs.append(torch.tensor(vocab.encode(tokenize(q.document)), dtype=torch.long))
         queries.append(torch.tensor(vocab.encode(tokenize(q.query)), dtype=torch.long))
     return Encoded(docs, queries, answers, candidates)
-
-
-def _answerable(q: Question, slots: Sequence[int | None]) -> list[int]:
-    """The candidate slots less those the question itself names: the service does not answer
-    a question with its own entities (`exclude_question_entities`), and a built question's
-    answer is never named in it, so training scores the same candidates as serving."""
-    named = {entity_index(t) for t in tokenize(q.query)} - {entity_index(q.answer)}
-    return [s for s in slots if s is not None and s not in named]
 
 
 def _marked_ids(tokens: list[str], vocab: Vocabulary) -> tuple[Tensor, Tensor]:
@@ -91,7 +83,7 @@ def _encode_pointed(questions: Sequence[Question], vocab: Vocabulary, space: int
             raise ValueError(f"{q.id}: answer {q.answer} beyond the {space} entities kept")
         answers[i] = slot
         slots = [entity_index(c) for c in q.candidates]
-        candidates[i, [s for s in _answerable(q, slots) if s < space]] = True
+        candidates[i, [s for s in slots if s is not None and s < space]] = True
         ids, marks = _marked_ids(tokenize(q.document), vocab)
         docs.append(ids)
         doc_entities.append(marks.clamp(max=space - 1))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from encoder.training.batches import (
     permute_mentions,
     spread_entities,
 )
-from encoder.training.data.questions import numbered_as_served, read_questions
+from encoder.training.data.questions import numbered_as_served, read_questions, without_named
 from encoder.training.embeddings import (
     glove_available,
     glove_common_words,
@@ -183,31 +183,39 @@ def train_recipe(
     check_data(recipe)
     torch.manual_seed(recipe.seed)
     generator = torch.Generator().manual_seed(recipe.seed)
+    # Candidates as the service answers them (without_named); validation numbered as the
+    # service numbers names, as evaluate reads them.
     train_sets = {
-        p: list(read_questions(p / "train.jsonl"))[: recipe.max_train] for p in recipe.data_dirs()
+        p: [without_named(q) for q in list(read_questions(p / "train.jsonl"))[: recipe.max_train]]
+        for p in recipe.data_dirs()
     }
-    valid_sets = {  # numbered as the service numbers names, as evaluate reads them
+    valid_sets = {
         p: [
-            numbered_as_served(q)
+            without_named(numbered_as_served(q))
             for q in list(read_questions(p / "validation.jsonl"))[: recipe.max_validation]
         ]
         for p in recipe.validation
     }
+
+    def corpus() -> Iterator[list[str]]:  # the training text, what a vocabulary is built from
+        return (tokenize(q.document) + tokenize(q.query) for qs in train_sets.values() for q in qs)
+
     start = init_checkpoint(recipe, mode)
     if start is not None and recipe.grow_vocab > len(start.vocab):
+        glove = recipe.glove and glove_available()
         start = grow_vocabulary(
             start,
-            (tokenize(q.document) + tokenize(q.query) for qs in train_sets.values() for q in qs),
+            corpus(),
             recipe.grow_vocab,
             recipe.min_count,
-            glove_common_words(recipe.grow_vocab) if recipe.glove and glove_available() else [],
-            glove_vectors if recipe.glove and glove_available() else None,
+            glove_common_words(recipe.grow_vocab) if glove else [],
+            glove_vectors if glove else None,
         )
     vocab = (
         start.vocab
         if start is not None
         else Vocabulary.build(
-            (tokenize(q.document) + tokenize(q.query) for qs in train_sets.values() for q in qs),
+            corpus(),
             max_entities=recipe.model.max_entities,
             max_size=recipe.vocab_size,
             min_count=recipe.min_count,

@@ -116,11 +116,7 @@ def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
         assert len({p[0] for p in pairs}) == len(pairs) == len({p[1] for p in pairs})
         assert bool(shuffled.candidate_mask[b, shuffled.answers[b]])
         assert int(shuffled.candidate_mask[b].sum()) == int(batch.candidate_mask[b].sum())
-        # The candidates: the document's entities less those the question names (the
-        # service never answers a question with its own entities).
-        asked = shuffled.query_ids[b] - vocab.entity_offset
-        named = set(asked[(asked >= 0) & (asked < 8)].tolist())
-        assert named and set(new_slots.tolist()) - named == set(
+        assert set(new_slots.tolist()) == set(
             shuffled.candidate_mask[b].nonzero().flatten().tolist()
         )
 
@@ -384,3 +380,30 @@ def test_grow_vocabulary_adds_words_and_keeps_every_answer() -> None:
         assert torch.allclose(before, scores)
     # Nothing to add: the same checkpoint.
     assert grow_vocabulary(start, [], len(vocab), 2, [], None) is start
+
+
+def test_training_leaves_out_a_questions_own_names_and_evaluate_may_keep_them(
+    tmp_path: Path,
+) -> None:
+    from encoder.model.checkpoint import default_checkpoint_path
+    from encoder.training.data.questions import Question, without_named
+    from encoder.training.evaluate import read_any_questions
+
+    q = Question(
+        id="q",
+        document="@entity0 met @entity1 at the @entity2 .",
+        query="@entity1 met @placeholder at the @entity2",
+        answer="@entity0",
+        candidates=["@entity0", "@entity1", "@entity2"],
+    )
+    # Training scores the candidates the service answers from by default ...
+    assert without_named(q).candidates == ["@entity0"]
+    # ... while encoding keeps what it is given, so `cheapqa evaluate
+    # --keep-question-entities` still scores every name.
+    path = tmp_path / "q.jsonl"
+    write_questions(path, [q])
+    ckpt = load_checkpoint(default_checkpoint_path("linear"))
+    for exclude, expected in ((True, 1), (False, 3)):
+        questions, _ = read_any_questions(path, ckpt, exclude_named=exclude)
+        data = encode_questions(questions, ckpt.vocab)
+        assert int(data.candidates[0].sum()) == expected

@@ -169,6 +169,15 @@ def baselines(questions: Iterable[Question]) -> Baselines:
     return Baselines(n, rnd / n, freq / n, recent / n, match / n, bow / n)
 
 
+def without_named(q: Question) -> Question:
+    """The question less the entities its query names among its candidates: the service does
+    not answer a question with its own entities (`exclude_question_entities`, the default),
+    and a built question's answer is never named in it, so training scores the candidates
+    serving does."""
+    named = {t for t in q.query.split() if entity_index(t) is not None} - {q.answer}
+    return replace(q, candidates=[c for c in q.candidates if c not in named])
+
+
 def numbered_as_served(q: Question) -> Question:
     """A data set question with its markers renumbered as the service numbers names: in
     order of first mention in the document (`anonymise_document`), then any the question or
