@@ -110,14 +110,11 @@ def grow_vocabulary(
     if not new:
         return start
     old = start.model.embedding.weight.detach()
-    generator = torch.Generator().manual_seed(0)
-    rows = torch.randn(len(new), old.shape[1], generator=generator) * float(old.std())
-    if vectors_of is not None:
-        vectors, found = vectors_of(new)
-        if bool(found.any()):
-            rows = torch.randn(len(new), old.shape[1], generator=generator)
-            rows = rows * float(vectors[found].std())
-            rows[found] = vectors[found]
+    rows = torch.randn(len(new), old.shape[1], generator=torch.Generator().manual_seed(0))
+    none_found = torch.zeros(len(new), dtype=torch.bool)
+    vectors, found = vectors_of(new) if vectors_of is not None else (rows, none_found)
+    rows = rows * float(vectors[found].std() if bool(found.any()) else old.std())
+    rows[found] = vectors[found]
     config = replace(start.model.config, vocab_size=len(start.vocab) + len(new))
     model = Reader(config)
     weights = dict(start.model.state_dict())

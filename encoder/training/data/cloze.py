@@ -14,11 +14,12 @@ mention blanked to `@placeholder`. The tasks:
 - para: find, with the question paraphrased (`paraphrase` given to `build_questions`):
   synonyms, dropped and reordered words, so the evidence is there but not verbatim.
 - question form "clause" (`ClozeOptions.question`, any task that keeps the sentence): the
-  question is only the clause that holds the blank, as a person asks it ("Who rejected two
-  earlier offers?" of "Eriksen, who owns 34 percent, rejected two earlier offers from
-  Vestlys, saying ..."): the words up to the next comma, semicolon or quote, the blank often
-  first. A sentence-form question keeps at most 3 words after its blank, so a reader trained
-  only on those never learns to read a subject-blank question.
+  question is only the clause that holds the blank, as a person asks it: "@placeholder
+  rejected two earlier offers from Vestlys" of "Eriksen rejected two earlier offers
+  from Vestlys, saying ...", "@placeholder owns 34 percent" of "Eriksen, who owns 34
+  percent, ..." (`clause_question`): the words up to the nearest comma, semicolon or quote,
+  the blank often first. A sentence-form question keeps at most 3 words after its blank,
+  so a reader trained only on those never learns to read a subject-blank question.
 - lead (`build_lead_questions`): a name blanked in an article's first paragraph, answered
   from the body that follows (CNN's construction; the document never holds the sentence).
 
