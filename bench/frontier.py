@@ -28,7 +28,6 @@ from bench.common import first_questions
 from bench.lookup import median_seconds
 from encoder.model.checkpoint import load_checkpoint
 from encoder.model.modes import MODES
-from encoder.model.pointer import mention_space
 from encoder.model.reader import Reader
 from encoder.model.serving import Serving, for_serving
 from encoder.text.support import (
@@ -76,29 +75,35 @@ def _distinct_documents(questions: Sequence[Question], docs: int) -> list[str]:
     return list(seen)
 
 
-def _documents(questions: Sequence[Question], reader: Reader, vocab: Any, docs: int) -> list[Any]:
-    """The states of the first `docs` distinct documents of the questions, as served."""
+def _documents(
+    questions: Sequence[Question], reader: Reader, vocab: Any, docs: int
+) -> tuple[list[Any], list[int]]:
+    """The states of the first `docs` distinct documents of the questions, as served, and how
+    many entities each names."""
     seen = _distinct_documents(questions, docs)
     pointed = reader.config.mode == "mentions"
     fake = [
         Question(str(i), d, "@placeholder", "@entity0", ["@entity0"]) for i, d in enumerate(seen)
     ]
-    data = encode_questions(fake, vocab, POINTER_ENTITIES if pointed else None)
+    data = encode_questions(fake, vocab, POINTER_ENTITIES)
+    assert data.doc_entities is not None
+    named = [int(e.max()) + 1 for e in data.doc_entities]
     entities = data.doc_entities if pointed else None
-    return reader.encode_documents(data.docs, entities)
+    return reader.encode_documents(data.docs, entities), named
 
 
 def cost(
-    reader: Serving, states: Sequence[Any], query: list[int], rounds: int
+    reader: Serving, states: Sequence[Any], named: Sequence[int], query: list[int], rounds: int
 ) -> tuple[float, float]:
-    """(median µs of one question's lookup + scoring, mean stored bytes) over the states."""
+    """(median µs of one question's lookup + scoring among every entity its document names,
+    mean stored bytes) over the states."""
     E = reader.config.max_entities
     times, sizes = [], []
     with torch.inference_mode():
         Q = reader.encode_queries([query])  # (1, k)
-        for state in states:
-            named = E if state.mentions is None else mention_space(state, E)
-            mask = torch.ones(1, named, dtype=torch.bool)
+        for state, entities in zip(states, named, strict=True):
+            width = max(E, entities)  # the slot modes share their slots beyond E
+            mask = torch.ones(1, width, dtype=torch.bool)
 
             def answer(state: Any = state, mask: torch.Tensor = mask) -> object:
                 return reader.score(reader.lookup(state, Q), Q, mask)
@@ -111,6 +116,7 @@ def cost(
 def support_cost(
     reader: Serving,
     states: Sequence[Any],
+    named: Sequence[int],
     documents: Sequence[str],
     question: str,
     query: list[int],
@@ -126,8 +132,8 @@ def support_cost(
     times, sizes = [], []
     with torch.inference_mode():
         Q = reader.encode_queries([query])  # (1, k)
-        for state, document in zip(states, documents, strict=True):
-            width = E if state.mentions is None else mention_space(state, E)
+        for state, entities, document in zip(states, named, documents, strict=True):
+            width = max(E, entities)
             mask = torch.ones(1, width, dtype=torch.bool)
             probs = torch.softmax(reader.score(reader.lookup(state, Q), Q, mask), dim=-1)
             windows = mention_windows(tokenize(document), width)
@@ -180,15 +186,22 @@ def run_frontier(
             ckpt = load_checkpoint(ckpt_path)
             serving = for_serving(ckpt.model)  # as the service answers: the lean path
             questions, _ = read_any_questions(head, ckpt)
-            states = _documents(questions, ckpt.model, ckpt.vocab, cost_documents)
-            query = ckpt.vocab.encode(tokenize(questions[0].query))
-            lookup_us, state_bytes = cost(serving, states, query, rounds)
+            states, named = _documents(questions, ckpt.model, ckpt.vocab, cost_documents)
+            query = ckpt.vocab.encode_marked(tokenize(questions[0].query))[0]
+            lookup_us, state_bytes = cost(serving, states, named, query, rounds)
             reader_accuracy = result.accuracy
             if result.reader_accuracy is not None:
                 reader_accuracy = result.reader_accuracy
                 documents = _distinct_documents(questions, cost_documents)
                 support_us, window_bytes = support_cost(
-                    serving, states, documents, questions[0].query, query, support_weight, rounds
+                    serving,
+                    states,
+                    named,
+                    documents,
+                    questions[0].query,
+                    query,
+                    support_weight,
+                    rounds,
                 )
             if row is None or result.count > row.questions:
                 mean = statistics.fmean(len(s.split()) for s in (q.document for q in questions))

@@ -121,14 +121,15 @@ def candidate_mask(
     return mask
 
 
-def mention_counts(model: LoadedModel, mentions: Sequence[int]) -> torch.Tensor | None:
-    """(E,) the document's count of each entity slot, for a reader with the mention prior;
-    None for a reader without it or a record that kept no counts (format 1: no prior)."""
+def mention_counts(model: LoadedModel, mentions: Sequence[int], width: int) -> torch.Tensor | None:
+    """(width,) the document's count of each entity (by entity, so entities sharing a slot
+    keep their own), for a reader with the mention prior; None for a reader without it or a
+    record that kept no counts (format 1: no prior)."""
     if not model.reader.config.mention_prior or not mentions:
         return None
     # Through numpy: a fifth of what torch.zeros plus torch.tensor cost here (measured).
-    counts = np.zeros(model.max_entities, dtype=np.float32)
-    kept = mentions[: model.max_entities]
+    counts = np.zeros(width, dtype=np.float32)
+    kept = mentions[:width]
     counts[: len(kept)] = kept
     return torch.from_numpy(counts)
 
@@ -146,7 +147,8 @@ def rank_answers(
     support_weight: float = 0.0,
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread), among
-    the first `model.reach(n_entities)` of its entities; mentions: the record's count of each
+    all n_entities of its entities (beyond the reader's slots they share them: encoder.model.
+    shared_slots); mentions: the record's count of each
     entity (empty when unknown); excluded: per question, the slots it may not be answered
     with (the entities it names), or none. A question that names every entity it could be
     answered with gets no answers.
@@ -154,15 +156,16 @@ def rank_answers(
     evidence (slot -> its kept windows) and terms (per question) give each answer its
     support; with support_weight λ > 0 the reader's RERANK_POOL likeliest answers are ranked
     by p(e) ∝ p_reader(e) · exp(λ · support(e)) (encoder.text.support.support_ranked)."""
-    n_entities = model.reach(n_entities)
-    width = max(model.max_entities, n_entities)  # the mentions mode: beyond E when it names more
+    width = max(model.max_entities, n_entities)  # beyond E when the document names more
     pool = min(n_entities, max(top_k, RERANK_POOL) if support_weight > 0 else top_k)
     # One inference-mode context for the whole step: the ServingReader's lean path then neither
     # switches modes nor copies its results.
     with torch.inference_mode():
         mask = candidate_mask(Q.shape[0], n_entities, width, excluded)  # (m, width)
         R = model.reader.lookup(state, Q)  # (m, k)
-        scores = model.reader.score(R, Q, mask, mention_counts(model, mentions))  # (m, E)
+        scores = model.reader.score(
+            R, Q, mask, mention_counts(model, mentions, width)
+        )  # (m, width)
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
         top = torch.topk(probs, k=pool, dim=-1)
         slots, values = top.indices.tolist(), top.values.tolist()

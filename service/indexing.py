@@ -219,7 +219,7 @@ def _past_token_limit(
         words = len(raw_tokens(plain_text(doc.text)))
         if words <= limit or not models:
             continue
-        tokens = len(anonymise(models, doc.text, doc.candidates).tokens)
+        tokens = len(anonymise(doc.text, doc.candidates).tokens)
         if tokens > limit:
             return i, tokens
     return None
@@ -494,11 +494,10 @@ def _extended(
 ) -> DocumentRecord:
     """The record with `text` appended: states extended, entities and counts merged
     (blocking: tokenizing and merging thousands of names is no work for the event loop)."""
-    # The readers of the stored states: their entity budget numbers the new names, as it
-    # numbered the document's first ones.
+    # The readers of the stored states extend them; new names take the next entity indices.
     readers = {mode: models[mode] for mode in record.states} or dict(models)
     try:
-        anon = anonymise(readers, text, None, record.entities)
+        anon = anonymise(text, None, record.entities)
     except ValueError as exc:
         raise BadRequest(str(exc), code="empty_text") from exc
     tokens = record.tokens + len(anon.tokens)

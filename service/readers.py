@@ -44,38 +44,31 @@ class LoadedModel:
     @property
     def entity_slots(self) -> int:
         """The reader's entity slots: the reader's, or fewer when the vocabulary holds fewer
-        entity markers. A slot mode answers among that many of a document's entities."""
+        entity markers. A document naming more shares them (encoder.model.shared_slots)."""
         return min(self.max_entities, self.vocab.max_entities)
 
     @property
-    def every_entity(self) -> bool:
-        """Whether every entity of a document can be the answer (the mentions mode points at
-        the entities' mentions), not only the first `entity_slots`."""
+    def pointed(self) -> bool:
+        """Whether the reader points at the entities' mentions (the mentions mode) rather than
+        scoring output slots."""
         return self.mode not in READOUT_MODES
 
-    def reach(self, n_entities: int) -> int:
-        """How many of a document's n entities (the first ones) can be this reader's answer."""
-        return n_entities if self.every_entity else min(n_entities, self.entity_slots)
-
     def encode(self, tokens: Sequence[str]) -> list[int]:
-        """Tokens -> this reader's input ids. A slot mode reads a marker beyond its slots as an
-        unknown word, as in its training; the mentions mode reads marker i as marker i mod E
-        (`Vocabulary.encode_marked`), as in its."""
-        if self.every_entity:
-            return self.vocab.encode_marked(tokens)[0]
-        return self.vocab.encode(tokens)
+        """Tokens -> this reader's input ids: marker i reads as marker i mod E
+        (`Vocabulary.encode_marked`), so every entity has one however many a text names."""
+        return self.vocab.encode_marked(tokens)[0]
 
     def _inputs(self, tokens: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor | None]:
         """A text's ids (n,) and, for the mentions mode, each token's entity index (n,)."""
-        if not self.every_entity:
-            return torch.tensor(self.vocab.encode(tokens), dtype=torch.long), None
         ids, entities = self.vocab.encode_marked(tokens)
+        if not self.pointed:
+            return torch.tensor(ids, dtype=torch.long), None
         return torch.tensor(ids, dtype=torch.long), torch.tensor(entities, dtype=torch.long)
 
     def read(self, token_lists: Sequence[Sequence[str]]) -> list[DocumentState]:
         """Each anonymised document's state in this mode (blocking)."""
         inputs = [self._inputs(tokens) for tokens in token_lists]
-        if not self.every_entity:
+        if not self.pointed:
             return self.reader.encode_documents([ids for ids, _ in inputs])
         entities = [e for _, e in inputs if e is not None]
         return self.reader.encode_documents([ids for ids, _ in inputs], entities)
@@ -104,35 +97,24 @@ class ServedModels:
 
 
 def entity_slots(models: Mapping[str, LoadedModel]) -> int:
-    """Entity slots every loaded model can answer with (the entity map is shared by modes):
-    the first this many entities of a document can be any mode's answer."""
+    """The fewest entity slots among the models (kept with a record): a document naming more
+    entities shares them in the slot modes (encoder.model.shared_slots)."""
     return min(m.entity_slots for m in models.values())
 
 
-def entity_budget(models: Mapping[str, LoadedModel]) -> int | None:
-    """How many entities a document's map holds: every one (None) when a model that answers
-    over every entity is among them, else the slots they all have (names beyond them stay
-    plain words, `unplaced`)."""
-    if any(m.every_entity for m in models.values()):
-        return None
-    return entity_slots(models)
-
-
 def anonymise(
-    models: Mapping[str, LoadedModel],
     text: str,
     candidates: list[str] | None = None,
     known: list[str] | None = None,
 ) -> AnonymisedText:
-    """Tokens with entity markers, within the models' entity budget, and where each entity
-    is named in the text; raises ValueError when the text holds no tokens. The reader reads
-    the text (and candidates) as `plain_text` makes them; the spans point into the text as
+    """Tokens with entity markers for every entity the text names (every mode can answer
+    with each: encoder.model.shared_slots), and where each is named in the text; raises
+    ValueError when the text holds no tokens. The reader reads the text (and candidates) as
+    `plain_text` makes them; the spans point into the text as
     posted, and its stored hash is that text's."""
     plain, offsets = plain_text_with_offsets(text)
     given = None if candidates is None else [plain_text(c) for c in candidates]
-    anon = anonymise_document(
-        plain, given, max_entities=entity_budget(models), known=known or (), with_spans=True
-    )
+    anon = anonymise_document(plain, given, max_entities=None, known=known or (), with_spans=True)
     if not anon.tokens:
         raise ValueError("the text holds no tokens")
     if offsets is None:
@@ -206,8 +188,8 @@ def describe_models(models: Mapping[str, LoadedModel]) -> ModelsOut:
                 mode=mode,
                 model_id=m.model_id,
                 k=m.reader.config.hidden_size,
-                entity_slots=None if m.every_entity else m.entity_slots,
-                every_entity=m.every_entity,
+                entity_slots=None if m.pointed else m.entity_slots,
+                every_entity=True,
                 vocabulary=len(m.vocab),
                 trained_on=m.trained_on,
                 test_accuracy=m.test_accuracy,

@@ -145,9 +145,8 @@ async def answer_stories(
             for story in stories:
                 await _indexed(client, story.id)
             progress(f"indexed {len(stories)} stories")
-            models = app.state.runtime.models.by_mode
             for story in stories:
-                anon = anonymise(models, story.text)  # the worker's own reading of the story
+                anon = anonymise(story.text)  # the worker's own reading of the story
                 for asked in story.questions:
                     mine = [await _ask(client, story, asked, m, exclude_named) for m in modes]
                     out += mine

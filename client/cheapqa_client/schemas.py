@@ -41,14 +41,15 @@ class DocumentInfo(BaseModel):
     tokens: int
     entities: int = Field(description="Number of entity slots the document uses.")
     entity_slots: int | None = Field(
-        description="Entity slots of the models that indexed it: every mode answers among the "
-        "first this many entities (the mentions mode among all of them); null when unknown "
-        "(indexed before this was kept, or not yet indexed)."
+        description="The fewest output slots among the models that indexed it. Every mode "
+        "answers among all of a document's entities: beyond this many, entity i shares slot "
+        "i mod entity_slots (its probability split among the entities sharing it); the "
+        "mentions mode points at mentions. Null when unknown (not yet indexed)."
     )
     entities_unplaced: int = Field(
-        description="Names found beyond the entity slots: they stay plain words and can never "
-        "be an answer (listed by GET /v1/documents/{id}/entities); none when the document was "
-        "indexed with the mentions mode, which reaches every entity."
+        description="Names that can never be an answer: none for a document indexed now (every "
+        "entity can be the answer in every mode); a document indexed by an older server that "
+        "kept 64 slots may list some (GET /v1/documents/{id}/entities)."
     )
     candidates_not_found: list[str] = Field(
         description="Names given as `candidates` that never occur in the text."
@@ -95,11 +96,12 @@ class DocumentEntities(BaseModel):
         description="The entities answers can name, in order of first mention (slot order)."
     )
     entity_slots: int | None = Field(
-        description="Entity slots of the models that indexed it; null when unknown."
+        description="The fewest output slots among the models that indexed it (shared beyond "
+        "it, see DocumentInfo.entity_slots); null when unknown."
     )
     unplaced: list[str] = Field(
-        description="Names found beyond the entity slots, in order of first mention: they stay "
-        "plain words and are never answers (none when the mentions mode indexed the document)."
+        description="Names that are never answers: empty for a document indexed now (every "
+        "entity can be the answer); an older server's record may list some."
     )
 
 
@@ -178,14 +180,15 @@ class ModelInfo(BaseModel):
     model_id: str
     k: int = Field(description="Hidden size: the state is k×k (linear, gated) or k (none).")
     entity_slots: int | None = Field(
-        description="The most entities one document can answer with: the first this many, in "
-        "order of first mention; null when every entity can be the answer (every_entity)."
+        description="The reader's output slots (the paper's four modes); a document naming more "
+        "entities shares them: entity i takes slot i mod entity_slots, its probability split "
+        "among the entities sharing it. Null for the mentions mode, which scores each entity "
+        "from its mentions."
     )
     every_entity: bool = Field(
         default=False,  # servers before the mentions mode had slot modes only
         description="Whether every entity of a document can be the answer, however many it "
-        "names (the mentions mode scores each entity from its mentions), not a fixed set of "
-        "slots.",
+        "names: true in every mode of this server (older servers: the mentions mode only).",
     )
     vocabulary: int = Field(description="Words in the vocabulary.")
     trained_on: TrainedOn = Field(description="What it was trained on, from the checkpoint's meta.")

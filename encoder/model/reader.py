@@ -25,6 +25,7 @@ from encoder.model.pointer import (
     masked_entity_scores,
     read_mentions,
 )
+from encoder.model.shared_slots import entity_counts, spread_over_entities
 from encoder.model.state import DocumentState
 
 
@@ -172,6 +173,8 @@ class Reader(nn.Module):
         negative (but finite)."""
         hidden = self.dropout(torch.tanh(self.W_r(R) + self.W_q(q)))  # (B, k)
         logits = self._logits(hidden)  # (B, E)
+        if candidate_mask.shape[1] > logits.shape[1]:  # more entities than slots: shared
+            logits = spread_over_entities(logits, candidate_mask)  # (B, S)
         prior = self.mention_prior(mentions, hidden)
         if prior is not None:
             logits = torch.addcmul(logits, *prior)
@@ -204,8 +207,14 @@ class Reader(nn.Module):
         if self.config.mode == "mentions":
             return self._mention_forward(H, doc_ids, doc_lengths, q, candidate_mask, doc_entities)
         R = self.attention(H, mask, h_last, q)  # (B, k)
-        mentions = self.mentions(doc_ids) if self.config.mention_prior else None
-        return self._scores(R, q, candidate_mask, mentions)  # (B, E)
+        mentions = None
+        if self.config.mention_prior:  # counted by entity where the tokens' entities are given
+            mentions = (
+                self.mentions(doc_ids)
+                if doc_entities is None
+                else entity_counts(doc_entities, candidate_mask.shape[1], self.dtype)
+            )
+        return self._scores(R, q, candidate_mask, mentions)  # (B, E) or (B, S)
 
     def _mention_forward(
         self,

@@ -28,6 +28,7 @@ from torch import Tensor
 
 from encoder.model.pointer import lookup_document, masked_entity_scores
 from encoder.model.reader import Reader, cpu_float32_copy
+from encoder.model.shared_slots import spread_over_entities
 from encoder.model.state import DocumentState
 
 _F32 = torch.float32  # one global read where a lookup checks dtypes
@@ -239,8 +240,9 @@ class ServingReader:
         candidate_mask: Tensor,
         mentions: Tensor | None = None,
     ) -> Tensor:
-        """R (m, k), Q (m, k), candidate_mask (m, E), mentions (E,) or (m, E) or None -> scores
-        (m, E), as `Reader.score`: the same products, without module calls, dropout or moves."""
+        """R (m, k), Q (m, k), candidate_mask (m, S), mentions (S,) or (m, S) or None -> scores
+        (m, S), as `Reader.score`: the same products, without module calls, dropout or moves.
+        S is E, or the document's entities when it names more (encoder.model.shared_slots)."""
         if not torch.is_inference_mode_enabled():
             with torch.inference_mode():
                 scores = self.score(R, query_vectors, candidate_mask, mentions)
@@ -262,6 +264,8 @@ class ServingReader:
             start = config.entity_offset
             markers = reader.embedding.weight[start : start + config.max_entities]  # (E, d)
             logits = torch.addmm(reader.b_o, F.linear(hidden, reader.W_p.weight), markers.T)
+        if candidate_mask.shape[1] > logits.shape[1]:  # more entities than slots: shared
+            logits = spread_over_entities(logits, candidate_mask)  # (m, S)
         prior = reader.mention_prior(mentions, hidden)
         if prior is not None:
             logits.addcmul_(*prior)

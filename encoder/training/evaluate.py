@@ -58,13 +58,6 @@ class Evaluation:
         return asdict(self)
 
 
-def entity_reach(ckpt: Checkpoint) -> int:
-    """How many entities of a document the reader can answer with: its E slots, or (the
-    mentions mode, which points at mentions) every entity the data builder numbers."""
-    config = ckpt.model.config
-    return POINTER_ENTITIES if config.mode == "mentions" else config.max_entities
-
-
 def read_any_questions(
     path: str | os.PathLike[str], ckpt: Checkpoint, exclude_named: bool = True
 ) -> tuple[list[Question], int]:
@@ -81,7 +74,7 @@ def read_any_questions(
     the question names): they count as wrong.
     """
     window = ckpt.query_window
-    E = entity_reach(ckpt)
+    E = POINTER_ENTITIES  # every mode answers among every entity (shared slots beyond E)
     questions: list[Question] = []
     not_entities = 0
     for lineno, raw in json_lines(path):
@@ -168,8 +161,7 @@ def evaluate(
     questions, not_entities = read_any_questions(data_path, ckpt, exclude_named)
     if not questions and not not_entities:
         raise DataError(f"{data_path} holds no questions (an empty file, or blank lines only)")
-    pointed = ckpt.model.config.mode == "mentions"
-    data = encode_questions(questions, ckpt.vocab, POINTER_ENTITIES if pointed else None)
+    data = encode_questions(questions, ckpt.vocab, POINTER_ENTITIES)
     total = len(questions) + not_entities
     choose, best = None, {}
     if support_weight > 0:

@@ -275,7 +275,7 @@ class IngestWorker:
         limit = self.settings.max_document_tokens
         for d, meta, expect in todo:
             try:
-                anon = anonymise(self.models, d.job.text, d.job.candidates)
+                anon = anonymise(d.job.text, d.job.candidates)
             except ValueError as exc:
                 out.append((d, str(exc)))
                 continue

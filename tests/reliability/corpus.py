@@ -35,7 +35,7 @@ def make_documents(count: int, seed: int = 0, words: tuple[int, int] = (8, 16)) 
 
 def encode_alone(models: Mapping[str, LoadedModel], text: str) -> dict[str, DocumentState]:
     """mode -> the state of this one document encoded by itself (no batch, no padding)."""
-    anon = anonymise(models, text)
+    anon = anonymise(text)
     with torch.inference_mode():
         return {mode: m.read([anon.tokens])[0] for mode, m in models.items()}
 

@@ -96,38 +96,32 @@ async def test_entities_of_a_queued_document_are_409(app_client: AppClient) -> N
         assert response.json()["error"]["code"] == "not_indexed"
 
 
-async def test_names_beyond_the_entity_slots_are_reported_not_dropped(
+async def test_names_beyond_the_entity_slots_share_them(
     app_client: AppClient, tmp_path: Path
 ) -> None:
     few = build_checkpoints(tmp_path / "three-slots", max_entities=3)
     async with app_client(checkpoint_dir=few, modes=["linear"]) as client:
         await index(client, "h", HARBOUR)
         info = await wait_status(client, "h", "indexed")
-        assert (info["entities"], info["entity_slots"], info["entities_unplaced"]) == (3, 3, 3)
+        assert (info["entities"], info["entity_slots"], info["entities_unplaced"]) == (6, 3, 0)
         body = await entities(client, "h")
-        assert [e["entity"] for e in body["entities"]] == [
-            "Port Ellery",
-            "Marigold Ashby",
-            "Tobias",
-        ]
-        assert body["unplaced"] == ["Gull Rock", "Marigold", "Halvard"]
-        assert body["entity_slots"] == 3
+        everyone = ["Port Ellery", "Marigold Ashby", "Tobias", "Gull Rock", "Marigold", "Halvard"]
+        assert [e["entity"] for e in body["entities"]] == everyone
+        assert (body["unplaced"], body["entity_slots"]) == ([], 3)
 
-        # An unplaced name is never an answer.
+        # Every name can be the answer, two to a slot.
         response = await client.post(
             "/v1/documents/h/answers", json={"queries": ["Who kept the lighthouse?"], "top_k": 10}
         )
         names = {a["entity"] for a in response.json()["results"][0]["answers"]}
-        assert names == {"Port Ellery", "Marigold Ashby", "Tobias"}
+        assert names == set(everyone)
 
-        # On append, new unplaced names are added once, the old ones stay.
+        # On append, a new name takes the next index (and shares a slot) too.
         response = await client.post("/v1/documents/h/text", json={"text": APPENDIX})
         assert response.status_code == 200, response.text
-        assert response.json()["entities_unplaced"] == 4
-        assert (await entities(client, "h"))["unplaced"] == [
-            "Gull Rock",
-            "Marigold",
-            "Halvard",
+        assert (response.json()["entities"], response.json()["entities_unplaced"]) == (7, 0)
+        assert [e["entity"] for e in (await entities(client, "h"))["entities"]] == [
+            *everyone,
             "Rosalind",
         ]
         models = (await client.get("/v1/models")).json()["models"]
@@ -283,7 +277,7 @@ async def test_models_route_reports_the_loaded_readers(
                 "model_id": ready[m["mode"]],
                 "k": HIDDEN,
                 "entity_slots": MAX_ENTITIES,
-                "every_entity": False,
+                "every_entity": True,
                 "vocabulary": len(ckpt.vocab),
                 # the test checkpoints' meta says nothing of it
                 "trained_on": {"recipes": [], "stages": 0, "data_sets": []},

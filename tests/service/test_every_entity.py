@@ -1,6 +1,8 @@
-"""Every name can be the answer (issue 25 item 2): a document naming more entities than the
-readers' slots, served with the mentions mode. The test readers have MAX_ENTITIES = 20 slots;
-the document names 80 people, and the question's answer is the 70th."""
+"""Every name can be the answer (issue 25 item 2), in every mode: a document naming more
+entities than the readers' slots. The test readers have MAX_ENTITIES = 20 slots; the document
+names 80 people, and the question's answer is the 70th. The mentions mode points at their
+mentions; a slot mode shares its slots (entity i reads as marker i mod E and takes its slot's
+score, split among the candidates sharing it: encoder.model.shared_slots)."""
 
 from __future__ import annotations
 
@@ -26,22 +28,15 @@ QUESTION = f"@placeholder {CROWD_DEEDS[69 % 4]} near the river."
 
 
 def forward_probabilities(ckpt: Checkpoint, text: str, question: str) -> dict[str, float]:
-    """name -> probability from one `forward` over the whole text, read as each reader was
-    trained to read it: the mentions mode's markers modulo E with each token's entity,
-    among every entity; a slot mode's markers beyond its slots as unknown words, among its
-    first E entities (the question's own names kept in)."""
+    """name -> probability from one `forward` over the whole text, every entity a candidate
+    (the question's own names kept in), each token's entity given: marker i reads as marker
+    i mod E in every mode."""
     anon = anonymise_document(text, max_entities=None)
     q_tokens = anonymise_query(question, anon.entities)
     config, vocab = ckpt.model.config, ckpt.vocab
-    every = config.mode == "mentions"
-    reach = len(anon.entities) if every else min(len(anon.entities), config.max_entities)
-    doc_entities = None
-    if every:
-        ids, entities = vocab.encode_marked(anon.tokens)
-        doc_entities = torch.tensor([entities])
-        q_ids = vocab.encode_marked(q_tokens)[0]
-    else:
-        ids, q_ids = vocab.encode(anon.tokens), vocab.encode(q_tokens)
+    ids, entities = vocab.encode_marked(anon.tokens)
+    q_ids = vocab.encode_marked(q_tokens)[0]
+    reach = len(anon.entities)
     mask = torch.zeros(1, max(reach, config.max_entities), dtype=torch.bool)
     mask[0, :reach] = True
     doc, query = torch.tensor([ids]), torch.tensor([q_ids])
@@ -52,10 +47,10 @@ def forward_probabilities(ckpt: Checkpoint, text: str, question: str) -> dict[st
             query,
             torch.tensor([query.shape[1]]),
             mask,
-            doc_entities,
+            torch.tensor([entities]),
         )
     probs = torch.softmax(scores[0, :reach], dim=-1)
-    return dict(zip(anon.entities[:reach], probs.tolist(), strict=True))
+    return dict(zip(anon.entities, probs.tolist(), strict=True))
 
 
 async def ask(client: httpx.AsyncClient, doc_id: str, mode: str, **body: Any) -> dict[str, Any]:
@@ -67,7 +62,7 @@ async def ask(client: httpx.AsyncClient, doc_id: str, mode: str, **body: Any) ->
     return result
 
 
-async def test_the_mentions_mode_answers_among_every_entity(
+async def test_every_mode_answers_among_every_entity(
     app_client: AppClient, checkpoint_dir: Path
 ) -> None:
     async with app_client(max_top_k=100) as client:  # every mode, the mentions mode among them
@@ -88,13 +83,14 @@ async def test_the_mentions_mode_answers_among_every_entity(
         answers = {a["entity"]: a["reader_score"] for a in body["results"][0]["answers"]}
         assert set(answers) == set(NAMES) and answers[SEVENTIETH] > 0
 
-        # A slot mode answers among its first 20 entities, the names beyond read as unknown
-        # words (as in its training), as its forward pass does.
+        # A slot mode answers among all 80 too, four to a slot, as its forward pass does.
         linear = load(checkpoint_dir, "linear")
         expected = forward_probabilities(linear, CROWD, QUESTION)
-        assert set(expected) == set(NAMES[:MAX_ENTITIES])
+        assert len(expected) == 80
         body = await ask(client, "crowd", "linear", top_k=80)
         assert_matches_forward(body, [expected], top_k=80)
+        answers = {a["entity"]: a["reader_score"] for a in body["results"][0]["answers"]}
+        assert set(answers) == set(NAMES) and answers[SEVENTIETH] > 0
 
 
 async def test_the_70th_name_is_the_answer_when_it_is_the_only_candidate(
@@ -112,9 +108,10 @@ async def test_the_70th_name_is_the_answer_when_it_is_the_only_candidate(
         assert response.status_code == 200, response.text
         [answer] = response.json()["results"][0]["answers"]
         assert answer["entity"] == SEVENTIETH and answer["score"] == pytest.approx(1.0)
-        # The question names every entity the linear reader reaches: it has no answer.
+        # So in a slot mode: the 70th shares its slot with three named entities, left out.
         response = await client.post("/v1/documents/crowd/answers", json=body | {"mode": "linear"})
-        assert response.json()["results"][0]["answers"] == []
+        [answer] = response.json()["results"][0]["answers"]
+        assert answer["entity"] == SEVENTIETH and answer["score"] == pytest.approx(1.0)
         # Kept in, the named entities are scored as the forward pass scores them.
         mentions = load(checkpoint_dir, "mentions")
         expected = forward_probabilities(mentions, CROWD, question)
@@ -155,18 +152,18 @@ async def test_append_to_a_crowd_equals_indexing_it_whole(app_client: AppClient)
         assert int(got.mentions[:, 0].max()) == 79  # the 80th name has its mentions
 
 
-async def test_without_the_mentions_mode_names_beyond_the_slots_stay_unplaced(
-    app_client: AppClient,
-) -> None:
-    async with app_client(modes=["linear", "softmax"]) as client:
+async def test_without_the_mentions_mode_every_name_is_placed(app_client: AppClient) -> None:
+    async with app_client(modes=["linear", "softmax"], max_top_k=100) as client:
         await client.post("/v1/documents", json={"id": "crowd", "text": CROWD})
         info = await wait_status(client, "crowd", "indexed")
-        assert (info["entities"], info["entities_unplaced"]) == (MAX_ENTITIES, 80 - MAX_ENTITIES)
+        assert (info["entities"], info["entities_unplaced"]) == (80, 0)
         found = (await client.get("/v1/documents/crowd/entities")).json()
-        assert found["unplaced"] == NAMES[MAX_ENTITIES:]
+        assert [e["entity"] for e in found["entities"]] == NAMES and found["unplaced"] == []
+        body = await ask(client, "crowd", "softmax", top_k=80)
+        assert {a["entity"] for a in body["results"][0]["answers"]} == set(NAMES)
 
 
-async def test_models_route_says_the_mentions_mode_reaches_every_entity(
+async def test_models_route_says_every_mode_reaches_every_entity(
     app_client: AppClient,
 ) -> None:
     async with app_client(modes=["linear", "mentions"]) as client:
@@ -174,5 +171,5 @@ async def test_models_route_says_the_mentions_mode_reaches_every_entity(
     assert (models["mentions"]["entity_slots"], models["mentions"]["every_entity"]) == (None, True)
     assert (models["linear"]["entity_slots"], models["linear"]["every_entity"]) == (
         MAX_ENTITIES,
-        False,
+        True,
     )
