@@ -136,7 +136,33 @@ def permute_mentions(batch: Batch, offset: int, E: int, generator: torch.Generat
     # one permutation per document, so questions about one document still share its pass
     unique, rows = torch.unique(batch.doc_ids, dim=0, return_inverse=True)
     perm = torch.stack([torch.randperm(S, generator=generator) for _ in range(len(unique))])
-    perm = perm[rows]  # (B, S)
+    return _renumbered(batch, perm[rows], offset, E)
+
+
+def permute_shared(batch: Batch, offset: int, E: int, generator: torch.Generator) -> Batch:
+    """The slot modes' renumbering when they read every entity (recipe entity_slots "shared"):
+    a document's U entities take a random order among the indices 0..U-1, as the service
+    numbers a document's names, and their markers read as the new index mod E, so a document
+    of at most E names has a slot to each and a longer one shares them as served
+    (encoder.model.shared_slots)."""
+    assert batch.doc_entities is not None and batch.query_entities is not None
+    S = batch.candidate_mask.shape[1]
+    unique, rows = torch.unique(batch.doc_ids, dim=0, return_inverse=True)
+    perm = torch.empty(len(unique), S, dtype=torch.long)  # (U, S): old index -> new index
+    for u in range(len(unique)):
+        mine = rows == u
+        named = torch.cat([batch.doc_entities[mine].flatten(), batch.query_entities[mine].ravel()])
+        used = torch.unique(named[named >= 0])  # sorted
+        unused = torch.ones(S, dtype=torch.bool)
+        unused[used] = False
+        perm[u, used] = torch.randperm(len(used), generator=generator)
+        perm[u, unused] = torch.arange(len(used), S)
+    return _renumbered(batch, perm[rows], offset, E)
+
+
+def _renumbered(batch: Batch, perm: Tensor, offset: int, E: int) -> Batch:
+    """The batch with each example's entity i renumbered perm[b, i], markers the new index mod E."""
+    assert batch.doc_entities is not None and batch.query_entities is not None
 
     def remap(ids: Tensor, entities: Tensor) -> tuple[Tensor, Tensor]:
         new = perm.gather(1, entities.clamp(min=0))

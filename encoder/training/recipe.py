@@ -58,7 +58,10 @@ class Recipe:
     embedding_lr_scale: float = 1.0  # 0 freezes the embeddings
     entity_scale: float = 1.5  # marker vectors: orthogonal, this many times a word's norm
     shuffle_entities: bool = True
-    entity_slots: str = "all"  # renumber into all E slots ("all") or among the used ("used")
+    # Renumber a slot mode's entities into all E slots ("all"), among the used ("used"), or
+    # read every entity with shared slots ("shared": numbered among the document's own, markers
+    # i mod E, as the service reads them; encoder.model.shared_slots)
+    entity_slots: str = "all"
     freeze_markers: bool = False  # marker embeddings stay fixed random vectors
     max_validation: int = 2000  # questions per validation set (the first N)
     max_train: int | None = None  # per data set, the first N questions (quick trials)

@@ -30,6 +30,7 @@ from encoder.training.batches import (
     make_batch,
     permute_entities,
     permute_mentions,
+    permute_shared,
     spread_entities,
 )
 from encoder.training.data.questions import numbered_as_served, read_questions, without_named
@@ -221,7 +222,8 @@ def train_recipe(
             min_count=recipe.min_count,
         )
     )
-    space = POINTER_ENTITIES if mode == "mentions" else None
+    shared = mode == "mentions" or recipe.entity_slots == "shared"  # every entity is read
+    space = POINTER_ENTITIES if shared else None
     train_data = {p: encode_questions(qs, vocab, space) for p, qs in train_sets.items()}
     valid_data = {p: encode_questions(qs, vocab, space) for p, qs in valid_sets.items()}
     if recipe.entity_slots == "all" and space is None:
@@ -387,8 +389,10 @@ def train_recipe(
             while pos.batch < len(pos.order):
                 idx = pos.order[pos.batch]
                 b = make_batch(data, idx, vocab.pad_id)
-                if recipe.shuffle_entities and space is not None:
+                if recipe.shuffle_entities and mode == "mentions":
                     b = permute_mentions(b, vocab.entity_offset, vocab.max_entities, generator)
+                elif recipe.shuffle_entities and space is not None:
+                    b = permute_shared(b, vocab.entity_offset, vocab.max_entities, generator)
                 elif recipe.shuffle_entities:
                     b = permute_entities(
                         b, vocab.entity_offset, generator, recipe.entity_slots == "all"
