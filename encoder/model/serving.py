@@ -26,7 +26,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from encoder.model.pointer import lookup_document, masked_entity_scores
+from encoder.model.lean_scores import (
+    OutputLayer,
+    as_numpy,
+    masked_pointer_scores,
+    pointer_scores,
+)
+from encoder.model.pointer import mention_space
 from encoder.model.reader import Reader, cpu_float32_copy
 from encoder.model.shared_slots import spread_over_entities
 from encoder.model.state import DocumentState
@@ -134,6 +140,14 @@ class ServingReader:
         # Half float32's smallest number (as Reader._scores); a float, read once.
         self._very_negative = torch.finfo(torch.float32).min / 2
         self._query_cache: tuple[tuple[int, ...], tuple[Tensor, Tensor, list[Tensor]]] | None = None
+        # Numpy views of the answer layer's weights (encoder.model.lean_scores).
+        pointed = self._mode == "mentions"
+        self._output = None if pointed else OutputLayer.of(reader)
+        self._pointer = (
+            (reader.pointer.weight.detach().numpy(), reader.pointer.bias.detach().numpy())
+            if pointed
+            else None
+        )
         with torch.inference_mode():  # builds the tables, compiles the steps, warms up
             self._encode_queries([torch.tensor([reader.config.pad_id])])
 
@@ -222,10 +236,13 @@ class ServingReader:
         memory, Q = state.memory, query_vectors
         if Q.dtype is not _F32 or not Q.is_cpu:
             Q = Q.to("cpu", _F32)
-        if state.mentions is not None:  # mentions: the entities' scores (m, S)
-            assert memory is not None
-            keys = _cpu_float32(memory)
-            return lookup_document(keys, state, Q, self.reader.pointer, self.config.max_entities)
+        if state.mentions is not None:  # mentions: the entities' scores (m, S), in numpy
+            assert memory is not None and self._pointer is not None
+            space = mention_space(state, self.config.max_entities)
+            entities = state.mention_entities.numpy()
+            W, b = self._pointer
+            scores = pointer_scores(as_numpy(memory), entities, as_numpy(Q), W, b, space)
+            return torch.from_numpy(scores)
         if memory is None:  # none: R is the last state
             return self._attention_lookup(None, state.n, _cpu_float32(state.last_hidden), Q)
         if memory.dtype is not _F32 or not memory.is_cpu:
@@ -247,8 +264,15 @@ class ServingReader:
             with torch.inference_mode():
                 scores = self.score(R, query_vectors, candidate_mask, mentions)
             return cpu_float32_copy(scores)
+        mask = candidate_mask.numpy().astype(bool, copy=False)
         if self._mode == "mentions":  # the lookup scored the entities already
-            return masked_entity_scores(R, candidate_mask)
+            return torch.from_numpy(masked_pointer_scores(as_numpy(R), mask))
+        if self._output is not None and mask.shape[1] <= self.config.max_entities:
+            counts = None if mentions is None else as_numpy(mentions)
+            return torch.from_numpy(
+                self._output.scores(as_numpy(R), as_numpy(query_vectors), mask, counts)
+            )
+        # More entities than slots: shared (encoder.model.shared_slots), in torch.
         reader = self.reader
         W_r = reader.W_r
         pre = torch.addmm(
