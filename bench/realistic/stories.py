@@ -25,7 +25,7 @@ from pathlib import Path
 from encoder.text.entities import name_key
 
 HERE = Path(__file__).parent
-SETS = ("dev", "test", "test2")
+SETS = ("dev", "test", "test2", "test3")
 
 
 @dataclass(frozen=True)
