@@ -37,6 +37,7 @@ from encoder.text.support import (
     evidence_support,
     question_terms,
     support_order,
+    support_shares,
 )
 from encoder.text.tokens import plain_text
 from service.batcher import QueryBatcher
@@ -60,6 +61,8 @@ class RankedAnswers:
     scores: list[list[float]]  # their probabilities, the reader's weighted by their support
     reader_scores: list[list[float]]  # the reader's own probabilities
     supports: list[list[float | None]]  # their support (None: the record kept no windows)
+    # their share of the support among the question's RERANK_POOL likeliest answers
+    shares: list[list[float | None]]
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,8 @@ def rank_answers(
     support; with support_weight λ > 0 the reader's RERANK_POOL likeliest answers are ranked
     by p(e) ∝ p_reader(e) · exp(λ · support(e)) (encoder.text.support.support_ranked)."""
     width = max(model.max_entities, n_entities)  # beyond E when the document names more
-    pool = min(n_entities, max(top_k, RERANK_POOL) if support_weight > 0 else top_k)
+    # The support shares are over the reader's RERANK_POOL likeliest, whatever the ranking.
+    pool = min(n_entities, max(top_k, RERANK_POOL) if evidence is not None else top_k)
     # One inference-mode context for the whole step: the ServingReader's lean path then neither
     # switches modes nor copies its results.
     with torch.inference_mode():
@@ -169,7 +173,7 @@ def rank_answers(
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
         top = torch.topk(probs, k=pool, dim=-1)
         slots, values = top.indices.tolist(), top.values.tolist()
-    out = RankedAnswers([], [], [], [])
+    out = RankedAnswers([], [], [], [], [])
     for row, (row_slots, row_values) in enumerate(zip(slots, values, strict=True)):
         kept = list(zip(row_slots, row_values, strict=True))
         if excluded and excluded[row]:
@@ -178,11 +182,13 @@ def rank_answers(
             None if evidence is None else evidence_support(terms[row], evidence(s)) for s, _ in kept
         ]
         order, ranked = support_order([v for _, v in kept], found, support_weight)
+        shares = support_shares(found)
         order = order[:top_k]
         out.slots.append([kept[i][0] for i in order])
         out.scores.append([ranked[i] for i in order])
         out.reader_scores.append([kept[i][1] for i in order])
         out.supports.append([found[i] for i in order])
+        out.shares.append([shares[i] for i in order])
     return out
 
 
@@ -214,13 +220,15 @@ def answers_body(
                     "score": score,
                     "reader_score": reader_score,
                     "support": found,
+                    "support_share": share,
                     "spans": record.span_pairs(slot),
                 }
-                for slot, score, reader_score, found in zip(
+                for slot, score, reader_score, found, share in zip(
                     ranked.slots[row],
                     ranked.scores[row],
                     ranked.reader_scores[row],
                     ranked.supports[row],
+                    ranked.shares[row],
                     strict=True,
                 )
             ]

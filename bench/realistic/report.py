@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,14 @@ from bench.realistic.score import Answered
 from bench.realistic.stories import Story
 
 KINDS = ("who", "which", "whose")
+
+
+# The top answer's signals of being right whose AUROC is reported.
+SIGNALS: dict[str, Callable[[Answered], float | None]] = {
+    "support": lambda a: a.support,
+    "share": lambda a: a.support_share,
+    "score": lambda a: a.score,
+}
 
 
 def summary(answered: Sequence[Answered]) -> dict[str, dict[str, Any]]:
@@ -27,22 +35,16 @@ def summary(answered: Sequence[Answered]) -> dict[str, dict[str, Any]]:
             row[kind] = _mean(of_kind)
             row[f"{kind}_questions"] = len(of_kind)
         row["refused"] = sum(a.refused is not None for a in answered if a.by == by)
-        # How well the answers' support tells right top answers from wrong ones, and from
-        # any answer to a question the story does not answer.
+        # How well the top answer's support, its share of the support and its score (the
+        # reader's probability weighted by support) tell right top answers from wrong ones,
+        # and from any answer to a question the story does not answer.
         scored = [a for a in answered if a.by == by and a.support is not None]
-        right = [a.support for a in scored if a.right == 1.0]
-        wrong = [a.support for a in scored if a.asked.answer is not None and a.right < 1.0]
-        unanswerable = [a.support for a in scored if a.asked.answer is None]
-        row["support_auroc"] = auroc(right, wrong)
-        row["support_auroc_with_unanswerable"] = auroc(right, wrong + unanswerable)
-        # ... and the top answer's score (the reader's probability weighted by support).
-        right_scores = [a.score for a in scored if a.right == 1.0]
-        wrong_scores = [a.score for a in scored if a.asked.answer is not None and a.right < 1.0]
-        unanswerable_scores = [a.score for a in scored if a.asked.answer is None]
-        row["score_auroc"] = auroc(right_scores, wrong_scores)
-        row["score_auroc_with_unanswerable"] = auroc(
-            right_scores, wrong_scores + unanswerable_scores
-        )
+        for name, value in SIGNALS.items():
+            right = [value(a) for a in scored if a.right == 1.0]
+            wrong = [value(a) for a in scored if a.asked.answer is not None and a.right < 1.0]
+            unanswerable = [value(a) for a in scored if a.asked.answer is None]
+            row[f"{name}_auroc"] = auroc(right, wrong)
+            row[f"{name}_auroc_with_unanswerable"] = auroc(right, wrong + unanswerable)
         out[by] = row
     return out
 
@@ -66,13 +68,17 @@ def markdown(rows: dict[str, dict[str, Any]]) -> str:
     any_row = next(iter(rows.values()))
     head = ["answerer", f"all ({any_row['questions']})"]
     head += [f"{k} ({any_row[f'{k}_questions']})" for k in KINDS]
-    head += ["refused", "support AUROC", "... with unanswerable", "score AUROC", "..."]
+    head += ["refused", "support AUROC", "... with unanswerable", "share AUROC", "..."]
+    head += ["score AUROC", "..."]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for by, row in rows.items():
         cells = [by, f"{row['accuracy']:.3f}", *(f"{row[k]:.3f}" for k in KINDS)]
         cells.append(str(row["refused"]))
-        cells += [_figure(row["support_auroc"]), _figure(row["support_auroc_with_unanswerable"])]
-        cells += [_figure(row["score_auroc"]), _figure(row["score_auroc_with_unanswerable"])]
+        for name in SIGNALS:
+            cells += [
+                _figure(row[f"{name}_auroc"]),
+                _figure(row[f"{name}_auroc_with_unanswerable"]),
+            ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

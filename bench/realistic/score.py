@@ -52,6 +52,13 @@ class Answered:
     result: dict[str, Any] = field(default_factory=dict)  # the API's result for it, as sent
 
     @property
+    def support_share(self) -> float | None:
+        """The top answer's share of the support (None for a baseline or no answer)."""
+        answers = self.result.get("answers") or [{}]
+        value = answers[0].get("support_share")
+        return None if value is None else float(value)
+
+    @property
     def support(self) -> float | None:
         """The service's support of the top answer (None for a baseline or no answer)."""
         answers = self.result.get("answers") or [{}]

@@ -127,6 +127,15 @@ class Answer(BaseModel):
         "right answers from wrong ones far better than `score`. Null for a document indexed "
         "before it was kept (post it again).",
     )
+    support_share: float | None = Field(
+        default=None,
+        description="This answer's share of the support among the reader's 20 likeliest "
+        "answers, exp(8 · support) / Σ exp(8 · support'), 0 to 1: near 1 when the text "
+        "singles this answer out (no other likely answer stands beside the question's words), "
+        "1/n when n answers do equally well, low for all when the text supports none "
+        "better. How well it tells right top answers from wrong ones is measured in "
+        "RESULTS.md. Null when support is unknown.",
+    )
     spans: list[list[int]] = Field(
         default_factory=list,
         description="Where the text names this entity: [start, end) offsets in characters "

@@ -28,9 +28,9 @@ def test_index_ask_status_list_entities_delete(
 
     assert main(["ask", "story", "Who drove Anna home?", "--top-k", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "linear (m-test, 1.2 ms on the server): score, support, answer"
+    assert out[0] == "linear (m-test, 1.2 ms on the server): score, support, share, answer"
     assert out[1] == "  Who drove Anna home?  (asked as: @placeholder drove Anna home)"
-    assert out[2:] == ["     0.500     -  Anna", "     0.500     -  Fairfield"]
+    assert out[2:] == ["     0.500     -     -  Anna", "     0.500     -     -  Fairfield"]
 
     assert (
         main(["ask", "story", "@placeholder drove Anna home", "--mode", "softmax", "--json"]) == 0
@@ -42,6 +42,7 @@ def test_index_ask_status_list_entities_delete(
         "score": 0.2,
         "reader_score": None,  # the stand-in service sends neither
         "support": None,
+        "support_share": None,
         "spans": [],
     }
 

@@ -292,7 +292,7 @@ async function askMode(doc, question, mode, topK, column) {
   const result = body.results[0];
   const table = document.createElement("table");
   const head = table.createTHead().insertRow();
-  for (const label of ["answer", "score", "support"]) {
+  for (const label of ["answer", "score", "support", "share"]) {
     const th = document.createElement("th");
     th.textContent = label;
     head.append(th);
@@ -309,6 +309,11 @@ async function askMode(doc, question, mode, topK, column) {
     support.className = "support";
     support.textContent = answer.support === null || answer.support === undefined
       ? "–" : answer.support.toFixed(2);
+    const share = row.insertCell();
+    share.className = "support";
+    share.title = "its share of the support among the likeliest answers: near 1, the text singles it out";
+    share.textContent = answer.support_share === null || answer.support_share === undefined
+      ? "–" : answer.support_share.toFixed(2);
     row.addEventListener("click", () => showAnswer(row, answer.spans || []));
   }
   const meta = document.createElement("p");

@@ -13,6 +13,7 @@ from encoder.text.support import (
     question_terms,
     support,
     support_ranked,
+    support_shares,
 )
 from store.record import DocumentRecord, Status, meta_from_json, meta_to_json
 from tests.service.conftest import AppClient, wait_status
@@ -63,6 +64,16 @@ def test_support_weighs_the_readers_probabilities() -> None:
     assert ranked[1] > ranked[0] and sum(ranked) < 1.0
 
 
+def test_support_shares_single_out_the_best_supported() -> None:
+    shares = support_shares([1.0, 0.5, 0.5, 0.0], weight=8.0)
+    assert sum(shares) == pytest.approx(1.0)  # type: ignore[arg-type]
+    e = 2.718281828
+    total = 1 + 2 * e**-4 + e**-8
+    assert shares == pytest.approx([1 / total, e**-4 / total, e**-4 / total, e**-8 / total])
+    assert support_shares([0.6, 0.6, 0.6]) == pytest.approx([1 / 3] * 3)  # none stands out
+    assert support_shares([1.0, None]) == [None, None]  # unknown: nothing to compare
+
+
 def test_windows_are_bounded_per_entity() -> None:
     text = " ".join(f"Anna met friend number {i} today." for i in range(3 * MAX_WINDOWS))
     anon = anonymise_document(text, max_entities=4)
@@ -101,6 +112,14 @@ async def test_answers_carry_support_and_where_the_text_names_them(
         # A question about someone the story never mentions: no answer is supported, and the
         # ranking is the reader's own.
         assert obama["answers"] and all(a["support"] == 0.0 for a in obama["answers"])
+        # ... so none stands out: the shares are equal, one over the answers ranked.
+        shares = [a["support_share"] for a in obama["answers"]]
+        assert shares == pytest.approx([1 / len(shares)] * len(shares))
+        # Each share is over the reader's likeliest answers, with or without top_k cutting.
+        top = arranged["answers"][0]
+        assert 0 < top["support_share"] <= 1 and top["support_share"] == max(
+            a["support_share"] for a in arranged["answers"]
+        )
         readers = [a["reader_score"] for a in obama["answers"]]
         assert readers == sorted(readers, reverse=True)
         # Ranked by p_reader · exp(λ · support): the best supported answer rises; with

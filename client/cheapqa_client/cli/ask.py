@@ -10,17 +10,19 @@ from cheapqa_client.client import Answers, CheapqaError
 
 
 def _lines(a: Answers) -> str:
-    """One mode's answers: a heading, then each question and its answers with their scores
-    and support (how much of the question the text says near the answer; "-" unknown)."""
+    """One mode's answers: a heading, then each question and its answers with their scores,
+    support (how much of the question the text says near the answer) and share of the
+    support (near 1: the text singles it out; "-" unknown)."""
     timing = "" if a.server_ms is None else f", {a.server_ms:.1f} ms on the server"
-    lines = [f"{a.mode} ({a.model_id}{timing}): score, support, answer"]
+    lines = [f"{a.mode} ({a.model_id}{timing}): score, support, share, answer"]
     for result in a.results:
         asked = f"  (asked as: {result.cloze})" if result.cloze not in (None, result.query) else ""
         lines.append(f"  {result.query}{asked}")
         if result.error is not None:
             lines.append(f"    not asked: {result.error.message}")
         lines += [
-            f"    {answer.score:6.3f}  {_support(answer.support)}  {answer.entity}"
+            f"    {answer.score:6.3f}  {_support(answer.support)}  "
+            f"{_support(answer.support_share)}  {answer.entity}"
             for answer in result.answers
         ]
     return "\n".join(lines)
