@@ -12,6 +12,8 @@ as the statement it asks about, with `@placeholder` where the answer goes:
     Which company did Marcus buy?   -> Marcus bought the company @placeholder
     Which bank arranged the debt?   -> the bank @placeholder arranged the debt
     Which union's members struck?   -> the union @placeholder 's members struck
+    In which city was it built?     -> it was built in the city @placeholder
+    Where did Anna study?           -> Anna studied in @placeholder
 
 A subject question keeps its words after the wh-phrase. Which/What keep the noun phrase
 that narrows the answer ("state miner", "Dutch group"), before the blank as news writes a
@@ -35,9 +37,10 @@ from encoder.text.tokens import PLACEHOLDER
 
 FORMS = (
     "a question is a cloze sentence with one @placeholder, or a plain question starting "
-    "with Who, Whom, Whose or 'Which/What <noun>' (e.g. 'Who drove Anna home?', "
+    "with Who, Whom, Whose, '(In) Which/What <noun>' or Where (e.g. 'Who drove Anna home?', "
     "'Whom did Marcus drive home?', 'Who was Anna talking to?', 'Whose dog barked?', "
-    "'Which company did Marcus buy?'); the answer is always one of the document's entities"
+    "'Which company did Marcus buy?', 'In which town did Anna live?', "
+    "'Where did Anna study?'); the answer is always one of the document's entities"
 )
 
 
@@ -54,7 +57,7 @@ _DETERMINERS = _words("the a an his her their its our my your this that these th
 _BE_HAVE = _words("was were is are am has have had")
 _KEPT_AUXILIARIES = _BE_HAVE | _words("will would can could shall should may might must")
 _DO = _words("did does do")
-_PREPOSITIONS = _words(
+PREPOSITIONS = _words(
     "to with for from about at by of on in into onto after like behind beside near toward "
     "towards against without over under upon around before between through"
 )
@@ -90,7 +93,7 @@ _PARTICIPLES = frozenset(_IRREGULAR_PAST.values()) | _words(
     broken frozen beaten bitten blown drawn flown grown shown sung swum begun rung struck
     """
 )
-_NOT_IN_SUBJECT = _PREPOSITIONS | _DETERMINERS | _words("who whom whose which that and or")
+_NOT_IN_SUBJECT = PREPOSITIONS | _DETERMINERS | _words("who whom whose which that and or")
 _IRREGULAR_THIRD = {"be": "is", "have": "has", "do": "does", "go": "goes"}
 _SHORT_CVC = re.compile(r"^[^aeiou]*[aeiou][^aeiouwxy]$")  # stop -> stopped
 
@@ -246,7 +249,7 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
         verbs = [verb]
     else:
         verbs = [rest[0], verb]
-    if tail and tail[-1].lower() in _PREPOSITIONS:
+    if tail and tail[-1].lower() in PREPOSITIONS:
         return " ".join([*subject, *verbs, *tail, answer])
     return " ".join([*subject, *verbs, answer, *tail])
 
@@ -257,9 +260,37 @@ def to_cloze(question: str) -> str:
     Raises UnsupportedQuestion for other questions."""
     if PLACEHOLDER in question:
         return question
-    words = question.strip().rstrip("?").split()
+    words = _preposition_last(question.strip().rstrip("?").split())
+    if words and words[0].lower() == "where":
+        return _where_clause(words[1:], question)
     wh = _wh_phrase(words) if words else None
     if wh is None or not wh[1]:
         raise UnsupportedQuestion(f"cannot read {question[:80]!r}: {FORMS}")
     answer, rest = wh
     return _object_clause(answer, rest) or " ".join([answer, *rest])
+
+
+def _where_clause(rest: list[str], question: str) -> str:
+    """ "Where did Anna study" -> "Anna studied in @placeholder"; "Where is the clinic" ->
+    "the clinic is in @placeholder": the answer is a place the statement puts its subject in."""
+    clause = _object_clause(PLACEHOLDER, [*rest, "in"]) if len(rest) > 1 else None
+    if clause is None and len(rest) > 1 and rest[0].lower() in _BE:
+        clause = " ".join([*rest[1:], rest[0].lower(), "in", PLACEHOLDER])
+    if clause is None:
+        raise UnsupportedQuestion(f"cannot read {question[:80]!r}: {FORMS}")
+    return clause
+
+
+_BE = _words("is are was were")
+
+
+def _preposition_last(words: list[str]) -> list[str]:
+    """A Which/What/Whom question that opens with its preposition, as people often ask it,
+    with the preposition moved to the end, where the object clause places the answer after
+    it: "In which city was the plant built" -> "which city was the plant built in"."""
+    if len(words) > 2 and words[0].lower() in PREPOSITIONS and words[1].lower() in _FRONTED:
+        return [*words[1:], words[0].lower()]
+    return words
+
+
+_FRONTED = _words("which what whom")

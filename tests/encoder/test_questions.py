@@ -89,6 +89,15 @@ from encoder.text.questions import UnsupportedQuestion, past_tense, third_person
             "the captain will meet @placeholder at the harbour",
         ),
         ("Who did Marcus give the book to ?", "Marcus gave the book to @placeholder"),
+        # The preposition before the wh-word, as people ask: the answer goes after it.
+        ("In which city was the plant built?", "the plant was built in the city @placeholder"),
+        ("From which port did the ferry sail?", "the ferry sailed from the port @placeholder"),
+        ("At which bank does Anna work?", "Anna works at the bank @placeholder"),
+        ("With whom did Anna travel?", "Anna traveled with @placeholder"),
+        # Where: the answer is the place the statement puts its subject in.
+        ("Where did the rector study?", "the rector studied in @placeholder"),
+        ("Where is the firm based?", "the firm is based in @placeholder"),
+        ("Where is the clinic that Anna runs?", "the clinic that Anna runs is in @placeholder"),
     ],
 )
 def test_plain_questions_become_cloze_sentences(question: str, cloze: str) -> None:
@@ -108,7 +117,10 @@ def test_cloze_sentences_pass_through_unchanged() -> None:
     "question",
     [
         "What did Anna eat?",
-        "Where is Gull Rock?",
+        "Where?",
+        "Where Anna?",
+        "In which?",
+        "Why did Anna leave?",
         "Who?",
         "Whose?",
         "Which?",

@@ -49,8 +49,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "ask",
         help="ask a running service (CHEAPQA_URL) about an indexed document",
-        description="Questions are cloze sentences with one @placeholder, or Who/Whom/Whose "
-        "questions the service turns into one.",
+        description="Questions are cloze sentences with one @placeholder, or Who/Whom/Whose/"
+        "Which/Where questions the service turns into one.",
     )
     p.add_argument("id", help="the document's id")
     p.add_argument("questions", nargs="+", metavar="QUESTION")
