@@ -12,7 +12,7 @@ from typing import Any
 from bench.realistic.score import Answered
 from bench.realistic.stories import Story
 
-KINDS = ("who", "which", "whose")
+KINDS = ("who", "which", "whose", "where")
 
 
 # The top answer's signals of being right whose AUROC is reported.
@@ -66,13 +66,14 @@ def _mean(values: Sequence[float]) -> float:
 
 def markdown(rows: dict[str, dict[str, Any]]) -> str:
     any_row = next(iter(rows.values()))
+    kinds = [k for k in KINDS if any_row[f"{k}_questions"]]  # the kinds the set asks
     head = ["answerer", f"all ({any_row['questions']})"]
-    head += [f"{k} ({any_row[f'{k}_questions']})" for k in KINDS]
+    head += [f"{k} ({any_row[f'{k}_questions']})" for k in kinds]
     head += ["refused", "support AUROC", "... with unanswerable", "share AUROC", "..."]
     head += ["score AUROC", "..."]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for by, row in rows.items():
-        cells = [by, f"{row['accuracy']:.3f}", *(f"{row[k]:.3f}" for k in KINDS)]
+        cells = [by, f"{row['accuracy']:.3f}", *(f"{row[k]:.3f}" for k in kinds)]
         cells.append(str(row["refused"]))
         for name in SIGNALS:
             cells += [

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoder.text.entities import name_key
+from encoder.text.questions import PREPOSITIONS
 
 HERE = Path(__file__).parent
-SETS = ("dev", "test", "test2", "test3")
+SETS = ("dev", "test", "test2", "test3", "test4")
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,12 @@ class Asked:
 
     @property
     def kind(self) -> str:
-        """The question's opening word: who (Who and Whom), which or whose."""
-        first = self.question.split()[0].lower()
-        return "who" if first == "whom" else first
+        """The question's opening word: who (Who and Whom), which (with a preposition before
+        it too: "In which city ...?"), whose or where."""
+        words = self.question.lower().split()
+        if len(words) > 1 and words[0] in PREPOSITIONS and words[1] in ("which", "what"):
+            return "which"
+        return "who" if words[0] == "whom" else words[0]
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,16 @@ def test_the_sets_are_news_stories_with_answerable_questions(name: str) -> None:
         answered = [q for q in story.questions if q.answer is not None]
         assert len(answered) >= 10, story.id
         for q in story.questions:
-            assert q.kind in ("who", "which", "whose"), q.question
+            assert q.kind in ("who", "which", "whose", "where"), q.question
             assert q.answer is None or q.answer in story.text, q.id
+
+
+def test_a_question_is_counted_by_its_wh_word() -> None:
+    assert Asked("q", "In which city was the plant built?", "Pune").kind == "which"
+    assert Asked("q", "From which port will the ferries sail?", "Split").kind == "which"
+    assert Asked("q", "Whom did Anna call?", "Tom").kind == "who"
+    assert Asked("q", "Where did the rector study?", "Leiden").kind == "where"
+    assert Asked("q", "In 2019, who won?", "Tom").kind == "in"  # not a Which-question
 
 
 def test_a_short_form_of_the_answer_is_the_answer() -> None:
