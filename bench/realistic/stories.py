@@ -26,7 +26,7 @@ from encoder.text.entities import name_key
 from encoder.text.questions import PREPOSITIONS
 
 HERE = Path(__file__).parent
-SETS = ("dev", "test", "test2", "test3", "test4")
+SETS = ("dev", "test", "test2", "test3", "test4", "test5")
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,11 @@ class Asked:
 
     @property
     def kind(self) -> str:
-        """The question's opening word: who (Who and Whom), which (with a preposition before
-        it too: "In which city ...?"), whose or where."""
+        """The question's wh-word: who (Who and Whom), which, whose or where, after a
+        preposition that opens the question ("In which city ...?", "With whom ...?")."""
         words = self.question.lower().split()
-        if len(words) > 1 and words[0] in PREPOSITIONS and words[1] in ("which", "what"):
-            return "which"
+        if len(words) > 1 and words[0] in PREPOSITIONS:  # "In which city ...?", "With whom ...?"
+            words = words[1:]
         return "who" if words[0] == "whom" else words[0]
 
 
