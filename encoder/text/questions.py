@@ -55,7 +55,8 @@ def _words(text: str) -> frozenset[str]:
 _PRONOUNS = _words("i you he she it we they")
 _DETERMINERS = _words("the a an his her their its our my your this that these those")
 _BE_HAVE = _words("was were is are am has have had")
-_KEPT_AUXILIARIES = _BE_HAVE | _words("will would can could shall should may might must")
+_MODALS = _words("will would can could shall should may might must")
+_KEPT_AUXILIARIES = _BE_HAVE | _MODALS
 _DO = _words("did does do")
 PREPOSITIONS = _words(
     "to with for from about at by of on in into onto after like behind beside near toward "
@@ -141,6 +142,19 @@ def _subject_length(words: list[str]) -> int:
             n += 1
     while 0 < n < len(words) and words[n - 1].endswith(("'s", "s'")) and words[n].isalpha():
         n += 1
+    return n
+
+
+def _modal_subject(words: list[str], n: int) -> int:
+    """After a modal ("would", "will", ...) a determiner's noun phrase runs on to the be/have
+    that follows it: "would the new filling line be built" has the subject "the new filling
+    line", not "the new"."""
+    if n == 2 and words[0].lower() in _DETERMINERS:
+        for j in range(2, min(len(words), 2 + MAX_NOUN_WORDS)):
+            if words[j].lower() in ("be", "have"):
+                return j
+            if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
+                break
     return n
 
 
@@ -237,6 +251,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     n = _subject_length(rest[1:])
     if aux in _BE_HAVE:
         n = _be_have_subject(rest[1:], n)
+    elif aux in _MODALS:
+        n = _modal_subject(rest[1:], n)
     subject, after = rest[1 : 1 + n], rest[1 + n :]
     if n == 0 or not after:
         return None  # "Who was the captain?": the auxiliary is the main verb

@@ -94,6 +94,10 @@ from encoder.text.questions import UnsupportedQuestion, past_tense, third_person
         ("From which port did the ferry sail?", "the ferry sailed from the port @placeholder"),
         ("At which bank does Anna work?", "Anna works at the bank @placeholder"),
         ("With whom did Anna travel?", "Anna traveled with @placeholder"),
+        (
+            "In which city would the new filling line be built?",
+            "the new filling line would be built in the city @placeholder",
+        ),
         # Where: the answer is the place the statement puts its subject in.
         ("Where did the rector study?", "the rector studied in @placeholder"),
         ("Where is the firm based?", "the firm is based in @placeholder"),
