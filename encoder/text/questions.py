@@ -32,6 +32,7 @@ forms work.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from encoder.text.tokens import PLACEHOLDER
 
@@ -145,16 +146,24 @@ def _subject_length(words: list[str]) -> int:
     return n
 
 
+def _runs_on_to(words: list[str], ends: Callable[[str], bool]) -> int:
+    """Where a determiner and its noun (`words` starts "the old ...") run on, over plain words,
+    to the first word `ends` accepts: its index ("the old man talking" -> 3), 0 when none."""
+    if len(words) > 2 and words[0].lower() in _DETERMINERS:
+        for j in range(2, len(words)):
+            if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
+                break
+            if ends(words[j]):
+                return j
+    return 0
+
+
 def _modal_subject(words: list[str], n: int) -> int:
     """After a modal ("would", "will", ...) a determiner's noun phrase runs on to the be/have
     that follows it: "would the new filling line be built" has the subject "the new filling
     line", not "the new"."""
-    if n == 2 and words[0].lower() in _DETERMINERS:
-        for j in range(2, min(len(words), 2 + MAX_NOUN_WORDS)):
-            if words[j].lower() in ("be", "have"):
-                return j
-            if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
-                break
+    if n == 2:
+        return _runs_on_to(words[: 2 + MAX_NOUN_WORDS], lambda w: w.lower() in ("be", "have")) or n
     return n
 
 
@@ -170,13 +179,7 @@ def _be_have_subject(words: list[str], n: int) -> int:
     follows: then be/have is the main verb ("Who is the president of France?")."""
     if n and n < len(words) and _participle(words[n]):
         return n
-    if n == 2 and words[0].lower() in _DETERMINERS:  # the noun phrase may run on: "the old man"
-        for j in range(2, len(words)):
-            if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
-                break
-            if _participle(words[j]):
-                return j
-    return 0
+    return _runs_on_to(words, _participle) if n == 2 else 0  # "was the old man talking"
 
 
 def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
