@@ -22,6 +22,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         cloze_options,
         load_sources,
         make_paraphrasers,
+        make_restater,
     )
     from encoder.training.data.sources import SourceError
 
@@ -31,6 +32,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         paraphrasers = (
             make_paraphrasers(args.cache_dir, args.question) if args.task == "para" else None
         )
+        restate = make_restater(args.cache_dir) if args.question == "restated" else None
     except SourceError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -61,6 +63,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
             progress=bar("texts"),
             min_name_count=args.min_name_count,
             domain=args.domain,
+            restate=restate,
         )
     except ValueError as e:  # what the build needs and the sources lack (wiki: gensim)
         print(f"error: {e}", file=sys.stderr)
@@ -120,7 +123,9 @@ def register(sub: Any) -> None:
         choices=QUESTION_FORMS,
         default="sentence",
         help="sentence: the blank's whole sentence; clause: only its clause, as a person asks "
-        "(the blank often first; use with --query-after 16; writes data/<task>-clause-<window>)",
+        "(the blank often first; use with --query-after 16; writes data/<task>-clause-<window>); "
+        "restated: only names whose sentence people restate, restated (a role for a verb, the "
+        "passive turned active, an appositive left out; writes data/<task>-restated-<window>)",
     )
     b.add_argument(
         "--domain",

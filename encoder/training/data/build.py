@@ -20,6 +20,7 @@ from encoder.training.data.choices import DOMAINS, MIN_NAME_COUNT, TASKS
 from encoder.training.data.cloze import (
     ClozeOptions,
     Paraphrase,
+    Restate,
     build_lead_questions,
     build_questions,
 )
@@ -150,6 +151,7 @@ def build_dataset(
     progress: Callable[[Iterable[Text]], Iterable[Text]] = lambda texts: texts,
     min_name_count: int = MIN_NAME_COUNT,
     domain: str = "books",
+    restate: Restate | None = None,
 ) -> dict[str, Any]:
     """Write <split>.jsonl files and meta.json into out_dir; return the summary (meta).
 
@@ -158,7 +160,8 @@ def build_dataset(
     lead -> body questions; with the Reuters stories, `news_test` the task on them) or "wiki"
     (every split from Wikipedia, by article).
     paraphrasers: split -> paraphrase (the para task; test and validation use synonym pairs
-    the training split never sees). The lead task asks about the first paragraph of a chapter
+    the training split never sees). restate: the question form "restated" (`make_restater`).
+    The lead task asks about the first paragraph of a chapter
     (an article) from its body.
     """
     if task == "para" and not paraphrasers:
@@ -182,7 +185,7 @@ def build_dataset(
         return [
             q
             for text in progress(texts)
-            for q in build_questions(text, entities(text), options, seed, para)
+            for q in build_questions(text, entities(text), options, seed, para, restate)
         ]
 
     splits = {
@@ -288,8 +291,18 @@ def make_paraphrasers(cache_dir: Path, question: str = "sentence") -> dict[str, 
 
     pairs = load_synonyms(fetch_wordnet(cache_dir))
     train_map, test_map = split_synonyms(pairs, SYNONYM_SPLIT_SEED)
-    options = CLAUSE_OPTIONS if question == "clause" else ParaphraseOptions()
+    options = CLAUSE_OPTIONS if question in ("clause", "restated") else ParaphraseOptions()
     return {
         "train": lambda tokens, rng: paraphrase(tokens, train_map, rng, options),
         "test": lambda tokens, rng: paraphrase(tokens, test_map, rng, options),
     }
+
+
+def make_restater(cache_dir: Path) -> Restate:
+    """The question form "restated": `restate.restatements` with WordNet's role nouns."""
+    from functools import partial
+
+    from encoder.training.data.paraphrase import fetch_wordnet
+    from encoder.training.data.restate import read_roles, restatements
+
+    return partial(restatements, roles=read_roles(fetch_wordnet(cache_dir)))

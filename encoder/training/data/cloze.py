@@ -20,6 +20,11 @@ mention blanked to `@placeholder`. The tasks:
   percent, ..." (`clause_question`): the words up to the nearest comma, semicolon or quote,
   the blank often first. A sentence-form question keeps at most 3 words after its blank,
   so a reader trained only on those never learns to read a subject-blank question.
+- question form "restated": only the names whose sentence a person would restate
+  (`restate.restatements`: a role for a verb, the passive turned active and back, an
+  appositive left out), asked as restated: "@placeholder founded Solvind" of "Solvind 's
+  founder , Tor Eriksen , ...". About 2% of a text's names; not paraphrased further. Mixed
+  with clause questions in training.
 - lead (`build_lead_questions`): a name blanked in an article's first paragraph, answered
   from the body that follows (CNN's construction; the document never holds the sentence).
 
@@ -42,6 +47,8 @@ from encoder.training.data.sources import Text
 
 # Rewrites a question's tokens (markers and the placeholder kept); None: verbatim.
 Paraphrase = Callable[[list[str], random.Random], list[str]]
+# A sentence's tokens and a name's position -> restated questions about it (restate.py).
+Restate = Callable[[Sequence[str], int], list[list[str]]]
 
 
 @dataclass(frozen=True)
@@ -148,8 +155,12 @@ def build_questions(
     options: ClozeOptions,
     seed: int,
     paraphrase: Paraphrase | None = None,
+    restate: Restate | None = None,
 ) -> list[Question]:
-    """Cloze questions from one text, deterministic given `seed`."""
+    """Cloze questions from one text, deterministic given `seed`; `restate` is needed by the
+    question form "restated"."""
+    if options.question == "restated" and restate is None:
+        raise ValueError('the question form "restated" needs restate')
     rng = random.Random(f"{seed}:{text.name}")
     sentences = _anonymised_sentences(text, entities)
     is_entity = {entity_marker(i) for i in range(len(entities))}
@@ -158,7 +169,7 @@ def build_questions(
     for w, window in enumerate(
         _windows(sentences, options.window_tokens, min(stride, options.window_tokens))
     ):
-        window_questions: list[tuple[int, int, list[str], list[str], str]] = []
+        window_questions: list[tuple[int, int, list[str], list[str], str, bool]] = []
         for s_idx, sentence in enumerate(window):
             if len(sentence.tokens) < options.min_query_tokens:
                 continue
@@ -172,19 +183,28 @@ def build_questions(
             for pos, tok in enumerate(sentence.tokens):
                 if tok not in answerable or sentence.tokens.count(tok) != 1:
                     continue  # answer not (elsewhere) in the document, or given away by a repeat
-                if options.question == "clause":
+                restated = False
+                query: list[str] | None
+                if options.question == "sentence":
+                    query = list(sentence.tokens)
+                    query[pos] = PLACEHOLDER
+                elif options.question == "clause":
                     query = clause_question(sentence.tokens, pos)
                     if query is None:
                         continue
                 else:
-                    query = list(sentence.tokens)
-                    query[pos] = PLACEHOLDER
-                window_questions.append((s_idx, pos, document, query, tok))
+                    ways = restate(sentence.tokens, pos) if restate else []
+                    if not ways:
+                        continue
+                    query, restated = rng.choice(ways), True
+                window_questions.append((s_idx, pos, document, query, tok, restated))
         rng.shuffle(window_questions)
-        for s_idx, pos, document, sentence_query, answer in window_questions[
+        for s_idx, pos, document, sentence_query, answer, restated in window_questions[
             : options.max_questions_per_window
         ]:
-            query = paraphrase(sentence_query, rng) if paraphrase else sentence_query
+            query = (
+                paraphrase(sentence_query, rng) if paraphrase and not restated else sentence_query
+            )
             query = cut_around_placeholder(
                 query, options.query_tokens_before, options.query_tokens_after
             )

@@ -76,7 +76,7 @@ def fetch_wordnet(cache_dir: Path) -> Path:
     return folder
 
 
-def _rows(path: Path) -> Iterator[list[str]]:
+def wordnet_rows(path: Path) -> Iterator[list[str]]:
     """Fields of each line; the license header lines start with two spaces."""
     if not path.is_file():
         return
@@ -90,7 +90,7 @@ def _synsets(data_file: Path) -> dict[str, list[str]]:
     """offset -> the synset's words (w_cnt is hex; adjectives carry markers like "(a)")."""
     return {
         f[0]: [re.sub(r"\(.*\)$", "", w) for w in f[4 : 4 + 2 * int(f[3], 16) : 2]]
-        for f in _rows(data_file)
+        for f in wordnet_rows(data_file)
     }
 
 
@@ -98,7 +98,7 @@ def _commonest_pos(cntlist: Path) -> dict[str, set[str]]:
     """lemma -> its commonest part(s) of speech by SemCor tag counts (cntlist.rev lines are
     "lemma%ss_type:... sense_number count"); keeps "weather" a noun, not "endure"."""
     counts: dict[str, Counter[str]] = {}
-    for f in _rows(cntlist):
+    for f in wordnet_rows(cntlist):
         lemma, _, key = f[0].partition("%")
         pos = _SS_TYPE.get(key[:1])
         if pos is not None:
@@ -187,7 +187,7 @@ def load_synonyms(
     commonest = _commonest_pos(wordnet_dir / "cntlist.rev")
     for pos in _POS:
         synsets = _synsets(wordnet_dir / f"data.{pos}")
-        for f in _rows(wordnet_dir / f"index.{pos}"):
+        for f in wordnet_rows(wordnet_dir / f"index.{pos}"):
             lemma, n, p = f[0], int(f[2]), int(f[3])
             lemmas[pos].add(lemma)
             if not _word_ok(lemma) or pos not in commonest.get(lemma, {pos}):
@@ -207,7 +207,7 @@ def load_synonyms(
 
     exc: dict[tuple[str, str, str], list[str]] = {}
     for pos in _KINDS:
-        for f in _rows(wordnet_dir / f"{pos}.exc"):
+        for f in wordnet_rows(wordnet_dir / f"{pos}.exc"):
             for base in f[1:]:
                 exc.setdefault((base, pos, _exc_kind(f[0], pos)), []).append(f[0])
     # Generate every lemma's inflected forms (rather than guess bases from forms): form ->
