@@ -11,6 +11,7 @@ from encoder.text.support import (
     evidence_support,
     mention_windows,
     question_terms,
+    stem,
     support,
     support_ranked,
     support_shares,
@@ -31,7 +32,7 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     windows = mention_windows(anon.tokens, len(anon.entities))
     slot = {name: i for i, name in enumerate(anon.entities)}
     terms = question_terms(anonymise_query("@placeholder arranged the new debt", anon.entities))
-    assert terms == {"arranged", "new", "debt"}
+    assert terms == {stem("arranged"), "new", "debt"}  # stems: "arranges" meets "arranged"
     assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
     assert support(terms, windows[slot["Kari Lund"]]) == 1.0  # "... said": beside it too
     assert support(terms, windows[slot["Jan Haugen"]]) == pytest.approx(1 / 3)  # "new"
@@ -43,7 +44,8 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     terms = question_terms(
         anonymise_query("@placeholder rejected two offers from Halden", anon.entities)
     )
-    assert terms == {"rejected", "two", "offers", f"@entity{slot['Halden Group']}"}
+    marker = f"@entity{slot['Halden Group']}"
+    assert terms == {stem("rejected"), "two", stem("offers"), marker}
     assert support(terms, windows[slot["Jan Haugen"]]) == 1.0
     assert support(terms, windows[slot["Kari Lund"]]) < 0.5
     assert support(frozenset(), windows[0]) == 0.0 and support(terms, []) is None
@@ -52,6 +54,24 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
         assert evidence_support(terms, entity_evidence(windows[i], name)) == support(
             terms, windows[i], name
         )
+
+
+def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
+    assert {stem(w) for w in ("founder", "founded", "founding", "founders")} == {"found"}
+    assert stem("adviser") == stem("advised") == stem("advises") == stem("advisor")
+    assert stem("owner") == stem("owns") == stem("owned") == "own"
+    assert stem("winner") == stem("wins") == "win" and stem("called") == "call"
+    assert stem("studies") == stem("studied") == "study"
+    assert stem("@entity12") == "@entity12" and stem("2028") == "2028" and stem("led") == "led"
+    anon = anonymise_document(STORY, max_entities=20)
+    windows = mention_windows(anon.tokens, len(anon.entities))
+    slot = {name: i for i, name in enumerate(anon.entities)}
+    # "Nordvik's founder, Jan Haugen": who founded Nordvik?
+    terms = question_terms(anonymise_query("@placeholder founded Nordvik", anon.entities))
+    assert support(terms, windows[slot["Jan Haugen"]]) == 1.0
+    assert support(terms, windows[slot["Kari Lund"]]) == 0.0
+    terms = question_terms(anonymise_query("@placeholder arranges new debts", anon.entities))
+    assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
 
 
 def test_support_weighs_the_readers_probabilities() -> None:
