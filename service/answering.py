@@ -11,7 +11,9 @@ scores  = W_o tanh(W_r R + W_q Q) (+ the mention prior), masked to the document'
 p       = softmax(scores) over the entities the reader reaches (a slot mode: the first E;
           the mentions mode: all)
 answers = top_k of p(e) · exp(λ · support(e)), renormalised (λ = support_weight; the
-          support of the reader's 20 likeliest: encoder/text/support.py), mapped back to names
+          support of the reader's 20 likeliest: encoder/text/support.py; p(e) weighed first
+          by what the question asks for: a Who-question's answer is no place), mapped back
+          to names
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ import torch
 from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import prepare_question
-from encoder.text.questions import to_cloze
+from encoder.text.questions import asks_for, to_cloze
 from encoder.text.support import (
     RERANK_POOL,
     Evidence,
     evidence_support,
+    kind_weighted,
+    place_share,
     question_terms,
     support_order,
     support_shares,
@@ -75,6 +79,7 @@ class PreparedQueries:
     ids: list[list[int]]  # per question asked, its token ids
     named: list[frozenset[int]]  # per question asked, the entity slots it names
     terms: list[frozenset[str]]  # per question asked, the words its support is measured by
+    kinds: list[str | None]  # per question asked, what it asks for (questions.asks_for)
 
     @property
     def asked(self) -> list[int]:
@@ -88,11 +93,12 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
     the entities it names; or, for a question that is neither a cloze sentence nor a form
     the converter reads, nor has exactly one @placeholder, why not."""
     names = tuple(entities)  # the key of the document's cached question matcher
-    out = PreparedQueries([], [], [], [], [])
+    out = PreparedQueries([], [], [], [], [], [])
     for query in queries:
         cloze = None
         try:
-            cloze = to_cloze(plain_text(query, question=True))
+            question = plain_text(query, question=True)
+            cloze = to_cloze(question)
             prepared = prepare_question(cloze, names, model.query_window)
         except ValueError as exc:  # UnsupportedQuestion is one
             out.clozes.append(cloze)
@@ -103,6 +109,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
         out.ids.append(model.encode(prepared.tokens))
         out.named.append(prepared.named)
         out.terms.append(question_terms(prepared.whole))
+        out.kinds.append(asks_for(question))
     return out
 
 
@@ -148,6 +155,7 @@ def rank_answers(
     evidence: Callable[[int], Evidence] | None = None,
     terms: Sequence[frozenset[str]] = (),
     support_weight: float = 0.0,
+    kinds: Sequence[str | None] = (),
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread), among
     all n_entities of its entities (beyond the reader's slots they share them: encoder.model.
@@ -158,7 +166,9 @@ def rank_answers(
 
     evidence (slot -> its kept windows) and terms (per question) give each answer its
     support; with support_weight λ > 0 the reader's RERANK_POOL likeliest answers are ranked
-    by p(e) ∝ p_reader(e) · exp(λ · support(e)) (encoder.text.support.support_ranked)."""
+    by p(e) ∝ p_reader(e) · exp(λ · support(e)) (encoder.text.support.support_ranked), p_reader
+    first weighed by what the question asks for (kinds, per question: a Who-question's answer
+    is no place; encoder.text.support.kind_weighted)."""
     width = max(model.max_entities, n_entities)  # beyond E when the document names more
     # The support shares are over the reader's RERANK_POOL likeliest, whatever the ranking.
     pool = min(n_entities, max(top_k, RERANK_POOL) if evidence is not None else top_k)
@@ -181,7 +191,11 @@ def rank_answers(
         found = [
             None if evidence is None else evidence_support(terms[row], evidence(s)) for s, _ in kept
         ]
-        order, ranked = support_order([v for _, v in kept], found, support_weight)
+        weighed = [v for _, v in kept]
+        if support_weight > 0 and evidence is not None and kinds:
+            places = [place_share(evidence(s)) for s, _ in kept]
+            weighed = kind_weighted(weighed, places, kinds[row])
+        order, ranked = support_order(weighed, found, support_weight)
         shares = support_shares(found)
         order = order[:top_k]
         out.slots.append([kept[i][0] for i in order])
@@ -351,6 +365,7 @@ class AnswerService:
             evidence,
             prepared.terms,
             weight,
+            prepared.kinds,
         )
         start = time.perf_counter()
         if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:

@@ -289,6 +289,35 @@ def to_cloze(question: str) -> str:
     return _object_clause(answer, rest) or " ".join([answer, *rest])
 
 
+AGENT, PLACE = "agent", "place"  # what a question asks for (`asks_for`)
+# Nouns of "(In) which <noun>" that ask for a place.
+_PLACE_NOUNS = _words(
+    "city town village country region province county district capital port island nation "
+    "neighbourhood neighborhood suburb area place state"
+)
+
+
+def asks_for(question: str) -> str | None:
+    """What a plain question asks for: "agent" (a person or an organisation) for Who, Whom and
+    Whose; "place" for Where and "(In) which/what <place noun>" ("In which city ...?"); None
+    for a cloze sentence and every other question (a Which-question's noun is kept in its
+    cloze instead: "the bank @placeholder ...")."""
+    if PLACEHOLDER in question:
+        return None
+    words = [w.lower() for w in _preposition_last(question.strip().rstrip("?").split())]
+    if not words:
+        return None
+    if words[0] in ("who", "whom", "whose"):
+        return AGENT
+    if words[0] == "where":
+        return PLACE
+    if words[0] in ("which", "what"):
+        n = _noun_phrase_length(words[1:])
+        if n and words[n] in _PLACE_NOUNS:
+            return PLACE
+    return None
+
+
 def _where_clause(rest: list[str], question: str) -> str:
     """ "Where did Anna study" -> "Anna studied in @placeholder"; "Where is the clinic" ->
     "the clinic is in @placeholder": the answer is a place the statement puts its subject in."""

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.text.questions import UnsupportedQuestion, past_tense, third_person, to_cloze
+from encoder.text.questions import (
+    AGENT,
+    PLACE,
+    UnsupportedQuestion,
+    asks_for,
+    past_tense,
+    third_person,
+    to_cloze,
+)
 
 
 @pytest.mark.parametrize(
@@ -160,3 +168,23 @@ def test_other_questions_say_which_forms_work(question: str) -> None:
 )
 def test_verb_forms(verb: str, past: str, third: str) -> None:
     assert (past_tense(verb), third_person(verb)) == (past, third)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Who founded Solvind?", AGENT),
+        ("Whom did Marcus drive home?", AGENT),
+        ("With whom did Anna travel?", AGENT),
+        ("Whose dog barked?", AGENT),
+        ("Where did Anna study?", PLACE),
+        ("In which city was the plant built?", PLACE),
+        ("Which town did Peeters buy the painting in?", PLACE),
+        ("What country hosts the talks?", PLACE),
+        ("Which bank arranged the debt?", None),  # its noun stays in the cloze instead
+        ("Which state miner put its talks on hold?", None),  # "state" is no head noun here
+        ("Marcus drove @placeholder home", None),
+    ],
+)
+def test_what_a_question_asks_for(question: str, kind: str | None) -> None:
+    assert asks_for(question) == kind

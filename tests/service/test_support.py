@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 from encoder.text.anonymise import anonymise_document, anonymise_query
+from encoder.text.questions import AGENT, PLACE
 from encoder.text.support import (
     MAX_WINDOWS,
+    PLACE_MARK,
     entity_evidence,
     evidence_support,
+    kind_weighted,
     mention_windows,
+    place_share,
     question_terms,
     stem,
     support,
@@ -72,6 +76,30 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
     assert support(terms, windows[slot["Kari Lund"]]) == 0.0
     terms = question_terms(anonymise_query("@placeholder arranges new debts", anon.entities))
     assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
+
+
+def test_a_place_is_marked_where_the_text_puts_things_in_it() -> None:
+    text = STORY + " Haugen lives in Bergen. Lund flew to Bergen from Oslo."
+    anon = anonymise_document(text, max_entities=20)
+    windows = mention_windows(anon.tokens, len(anon.entities))
+    slot = {name: i for i, name in enumerate(anon.entities)}
+    share = {n: place_share(entity_evidence(windows[i], n)) for n, i in slot.items()}
+    assert share["Bergen"] == 0.5  # "in Bergen", "to Bergen"
+    assert share["Jan Haugen"] == share["Fjord Bank"] == share["Halden Group"] == 0.0
+    # The mark is no word of a question: support is unchanged by it.
+    terms = question_terms(anonymise_query("@placeholder lives in Bergen", anon.entities))
+    assert PLACE_MARK not in terms and "^" not in "".join(terms)
+    assert place_share(()) == 0.0
+
+
+def test_a_who_question_demotes_places_and_a_where_question_promotes_them() -> None:
+    probs, shares = [0.5, 0.3, 0.1], [1.0, 0.0, 0.5]
+    assert kind_weighted(probs, shares, None) == probs
+    agent = kind_weighted(probs, shares, AGENT)
+    assert agent[1] > agent[2] > agent[0] and sum(agent) == pytest.approx(sum(probs))
+    place = kind_weighted(probs, shares, PLACE)
+    assert place[0] > place[2] > place[1] and sum(place) == pytest.approx(sum(probs))
+    assert kind_weighted(probs, [0.0, 0.0, 0.0], AGENT) == pytest.approx(probs)
 
 
 def test_support_weighs_the_readers_probabilities() -> None:
@@ -171,3 +199,30 @@ async def test_answers_carry_support_and_where_the_text_names_them(
         whole = STORY + more
         assert [whole[s:e] for s, e in lund["spans"]] == ["Kari Lund", "Kari Lund"]
         assert lund["support"] == pytest.approx(1.0)
+
+
+async def test_a_who_question_is_answered_with_fewer_places_than_its_cloze(
+    app_client: AppClient,
+) -> None:
+    text = (
+        "Halden Group agreed to buy Nordvik Shipping in Bergen on Monday. On Tuesday, Jan "
+        "Haugen signed the deal in Bergen. Fjord Bank arranged the new debt in Bergen."
+    )
+    async with app_client(modes=["linear"]) as client:
+        await client.post("/v1/documents", json={"id": "bergen", "text": text})
+        await wait_status(client, "bergen", "indexed")
+        # The same cloze sentence, once asked as a Who-question: only the place's weight moves.
+        queries = [
+            "Who signed the deal?",
+            "@placeholder signed the deal",
+            "Where was the deal signed?",
+        ]
+        body = {"queries": queries, "top_k": 20}
+        response = await client.post("/v1/documents/bergen/answers", json=body)
+        assert response.status_code == 200, response.text
+        who, cloze, where = response.json()["results"]
+        assert who["cloze"] == cloze["cloze"]
+        score = [{a["entity"]: a["score"] for a in r["answers"]} for r in (who, cloze)]
+        assert score[0]["Bergen"] < score[1]["Bergen"] / 100  # exp(-8): Bergen is always "in"
+        assert score[0]["Jan Haugen"] > score[1]["Jan Haugen"]
+        assert where["answers"][0]["entity"] == "Bergen"
