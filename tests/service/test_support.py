@@ -7,6 +7,8 @@ import pytest
 from encoder.text.anonymise import anonymise_document, anonymise_query
 from encoder.text.questions import AGENT, PLACE
 from encoder.text.support import (
+    FAR_MARK,
+    FAR_WEIGHT,
     MAX_WINDOWS,
     PLACE_MARK,
     entity_evidence,
@@ -38,8 +40,10 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     terms = question_terms(anonymise_query("@placeholder arranged the new debt", anon.entities))
     assert terms == {stem("arranged"), "new", "debt"}  # stems: "arranges" meets "arranged"
     assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
-    assert support(terms, windows[slot["Kari Lund"]]) == 1.0  # "... said": beside it too
-    assert support(terms, windows[slot["Jan Haugen"]]) == pytest.approx(1 / 3)  # "new"
+    # "... arranged by Fjord Bank, chief executive Kari Lund said": "arranged" is among the
+    # NEAR words beside Kari Lund, "new debt" further: each counts FAR_WEIGHT.
+    assert support(terms, windows[slot["Kari Lund"]]) == pytest.approx((1 + 2 * FAR_WEIGHT) / 3)
+    assert support(terms, windows[slot["Jan Haugen"]]) == pytest.approx(FAR_WEIGHT / 3)  # "new"
     # The noun of a Which-question counts where the answer's name holds it.
     terms = question_terms(anonymise_query("the bank @placeholder arranged", anon.entities))
     assert support(terms, windows[slot["Fjord Bank"]], "Fjord Bank") == 1.0
@@ -50,7 +54,8 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     )
     marker = f"@entity{slot['Halden Group']}"
     assert terms == {stem("rejected"), "two", stem("offers"), marker}
-    assert support(terms, windows[slot["Jan Haugen"]]) == 1.0
+    # "rejected two earlier offers" beside Jan Haugen, "from Halden" one word beyond them.
+    assert support(terms, windows[slot["Jan Haugen"]]) == pytest.approx((3 + FAR_WEIGHT) / 4)
     assert support(terms, windows[slot["Kari Lund"]]) < 0.5
     assert support(frozenset(), windows[0]) == 0.0 and support(terms, []) is None
     # The word sets a record keeps give the same figure.
@@ -100,6 +105,23 @@ def test_a_who_question_demotes_places_and_a_where_question_promotes_them() -> N
     place = kind_weighted(probs, shares, PLACE)
     assert place[0] > place[2] > place[1] and sum(place) == pytest.approx(sum(probs))
     assert kind_weighted(probs, [0.0, 0.0, 0.0], AGENT) == pytest.approx(probs)
+
+
+def test_words_near_the_mention_count_more_than_words_further_out() -> None:
+    text = (
+        "Anna walked to the market with Tom. Later Marcus drove Anna home to Fairfield, "
+        "and Tom stayed behind to help Clara close the stall."
+    )
+    anon = anonymise_document(text, max_entities=20)
+    windows = mention_windows(anon.tokens, len(anon.entities))
+    slot = {name: i for i, name in enumerate(anon.entities)}
+    terms = question_terms(anonymise_query("Marcus drove @placeholder home", anon.entities))
+    assert support(terms, windows[slot["Anna"]]) == 1.0
+    # Tom's second mention has "home" and "drove" among its NEAR words, Marcus further out.
+    assert support(terms, windows[slot["Tom"]]) == pytest.approx((2 + FAR_WEIGHT) / 3)
+    # A window kept before near and far were told apart counts every word in full.
+    old = [" ".join(w.replace(FAR_MARK, "").split()) for w in windows[slot["Tom"]]]
+    assert support(terms, old) == 1.0
 
 
 def test_support_weighs_the_readers_probabilities() -> None:
