@@ -226,14 +226,20 @@ def _noun_phrase_length(words: list[str]) -> int:
             break
         # The first word is the noun's (a "family", "companies"); after it, the verb or its
         # adverb: "Which bank arranged", "Which pension fund owns", "Which club quickly".
-        if n and low.endswith(("ed", "ly", "s")) and not low.endswith(("ss", "us")):
+        # ("state-owned", "start-up": a hyphenated word is a compound of the noun, no verb).
+        verb_like = low.endswith(("ed", "ly", "s")) and not low.endswith(("ss", "us"))
+        if n and verb_like and "-" not in low:
             break
         n += 1
     return n if 0 < n <= MAX_NOUN_WORDS and n < len(words) else 0
 
 
 def _is_noun_word(word: str) -> bool:
-    """A word of a wh-phrase's noun: a plain word or a plural possessive ("pilots' union")."""
+    """A word of a wh-phrase's noun: a plain word, a hyphenated one ("state-owned operator",
+    "start-up") or a plural possessive ("pilots' union")."""
+    parts = word.split("-")
+    if len(parts) > 1 and all(p.isalpha() for p in parts):
+        return True
     return word.isalpha() or (word.endswith("s'") and word[:-1].isalpha())
 
 

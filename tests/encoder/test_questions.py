@@ -59,6 +59,12 @@ from encoder.text.questions import (
         ("Who did Agnes marry?", "Agnes married @placeholder"),
         ("Which country did Marcus leave?", "Marcus left the country @placeholder"),
         ("Whose dog did Anna walk?", "Anna walked @placeholder 's dog"),
+        # hyphenated words are the noun's, not its verb
+        ("Which start-up built the app?", "the start-up @placeholder built the app"),
+        (
+            "Which Dutch state-owned group bought Halden?",
+            "the Dutch state-owned group @placeholder bought Halden",
+        ),
         # a Which-phrase that owns the next word: the owner is the answer
         (
             "Which union's protesters blocked the road?",
