@@ -20,6 +20,7 @@ its record: a bounded number per entity, so the record does not grow with the te
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -47,6 +48,9 @@ _MIN_STEM = 3
 _UNDOUBLED = frozenset("bdgmnprt")  # "winner", "planned" -> "win", "plan"; not "called"
 
 
+# Bounded: a document's windows are stemmed whenever its record is read, mostly the same
+# few thousand words (0.7 µs a word uncached, 0.05 cached).
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A word without its inflection or agent suffix, for matching a question's words to a
     document's; names (markers), numbers and short words are kept as they are."""
