@@ -38,7 +38,6 @@ from encoder.text.support import (
     Evidence,
     evidence_support,
     kind_weighted,
-    place_share,
     question_terms,
     support_order,
     support_shares,
@@ -193,8 +192,7 @@ def rank_answers(
         ]
         weighed = [v for _, v in kept]
         if support_weight > 0 and evidence is not None and kinds:
-            places = [place_share(evidence(s)) for s, _ in kept]
-            weighed = kind_weighted(weighed, places, kinds[row])
+            weighed = kind_weighted(weighed, [evidence(s) for s, _ in kept], kinds[row])
         order, ranked = support_order(weighed, found, support_weight)
         shares = support_shares(found)
         order = order[:top_k]

@@ -44,7 +44,8 @@ _CONNECTORS = _words(
     "of for the de van von der den da di du do la le del della des bin ibn al el y dos das ter"
 )
 # Words that name an office or an honorific: they split a run and stay out of the name.
-_TITLES = _words(
+# Words that stand before a person's name (and say it is one: encoder.text.support).
+TITLES = _words(
     """
     mr mrs ms miss mx dr sir dame lady lord madam madame master messrs esq
     president presidents minister ministers secretary premier chancellor senator sen rep
@@ -391,20 +392,20 @@ def _title_end(words: Sequence[str], i: int) -> int:
     j = i
     while j < len(words) and words[j] in _TITLE_MODIFIERS:
         j += 1
-    if j < len(words) and words[j] in _TITLES:
+    if j < len(words) and words[j] in TITLES:
         j += 1
         # "Secretary of State", "Minister of Defence": the "of X" belongs to the office.
         if j + 1 < len(words) and words[j] == "of" and words[j + 1] in _OFFICE_OBJECTS:
             j += 2
         # "Vice President", "Secretary General", "Director-General"
-        while j < len(words) and (words[j] in _TITLES or words[j] in ("general", "-")):
+        while j < len(words) and (words[j] in TITLES or words[j] in ("general", "-")):
             j += 1
         return j
     # "Attorney General": modifiers that end in "general"; "Chief Executive": a modifier that
     # is an office itself.
     if j > i + 1 and words[j - 1] == "general":
         return j
-    return j if j > i and words[j - 1] in _TITLES else i
+    return j if j > i and words[j - 1] in TITLES else i
 
 
 _OFFICE_OBJECTS = _words("state defence defense justice health education the interior")

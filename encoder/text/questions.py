@@ -295,7 +295,16 @@ def to_cloze(question: str) -> str:
     return _object_clause(answer, rest) or " ".join([answer, *rest])
 
 
-AGENT, PLACE = "agent", "place"  # what a question asks for (`asks_for`)
+AGENT, PLACE, ORGANISATION = "agent", "place", "organisation"  # what a question asks for
+# Nouns of "Which <noun>" that ask for an organisation, not a person.
+_ORGANISATION_NOUNS = _words(
+    "bank party firm company group hospital institute fund agency union club team council "
+    "court ministry museum university maker operator airline insurer lender bidder start-up "
+    "startup network newspaper broadcaster authority regulator association federation carrier "
+    "shipyard consortium developer brewery committee commission board government department "
+    "organisation organization charity foundation publisher exchange supplier manufacturer "
+    "retailer miner insurer utility watchdog body"
+)
 # Nouns of "(In) which <noun>" that ask for a place.
 _PLACE_NOUNS = _words(
     "city town village country region province county district capital port island nation "
@@ -305,9 +314,10 @@ _PLACE_NOUNS = _words(
 
 def asks_for(question: str) -> str | None:
     """What a plain question asks for: "agent" (a person or an organisation) for Who, Whom and
-    Whose; "place" for Where and "(In) which/what <place noun>" ("In which city ...?"); None
-    for a cloze sentence and every other question (a Which-question's noun is kept in its
-    cloze instead: "the bank @placeholder ...")."""
+    Whose; "place" for Where and "(In) which/what <place noun>" ("In which city ...?");
+    "organisation" for "Which <organisation noun>" ("Which bank ...?"); None for a cloze
+    sentence and every other question (a Which-question's noun is kept in its cloze too: "the
+    bank @placeholder ...")."""
     if PLACEHOLDER in question:
         return None
     words = [w.lower() for w in _preposition_last(question.strip().rstrip("?").split())]
@@ -321,6 +331,8 @@ def asks_for(question: str) -> str | None:
         n = _noun_phrase_length(words[1:])
         if n and words[n] in _PLACE_NOUNS:
             return PLACE
+        if n and words[n] in _ORGANISATION_NOUNS:
+            return ORGANISATION
     return None
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from encoder.text.questions import (
     AGENT,
+    ORGANISATION,
     PLACE,
     UnsupportedQuestion,
     asks_for,
@@ -187,8 +188,10 @@ def test_verb_forms(verb: str, past: str, third: str) -> None:
         ("In which city was the plant built?", PLACE),
         ("Which town did Peeters buy the painting in?", PLACE),
         ("What country hosts the talks?", PLACE),
-        ("Which bank arranged the debt?", None),  # its noun stays in the cloze instead
-        ("Which state miner put its talks on hold?", None),  # "state" is no head noun here
+        ("Which bank arranged the debt?", ORGANISATION),
+        ("Which law firm acted for Solvind?", ORGANISATION),
+        ("Which goalkeeper saved the header?", None),  # its noun stays in the cloze
+        ("Which state miner put its talks on hold?", ORGANISATION),  # the head noun: "miner"
         ("Marcus drove @placeholder home", None),
     ],
 )

@@ -5,16 +5,19 @@ from __future__ import annotations
 import pytest
 
 from encoder.text.anonymise import anonymise_document, anonymise_query
-from encoder.text.questions import AGENT, PLACE
+from encoder.text.questions import AGENT, ORGANISATION, PLACE
 from encoder.text.support import (
     FAR_MARK,
     FAR_WEIGHT,
     MAX_WINDOWS,
+    PERSON_MARK,
     PLACE_MARK,
+    Evidence,
     entity_evidence,
     evidence_support,
     kind_weighted,
     mention_windows,
+    person_share,
     place_share,
     question_terms,
     stem,
@@ -97,14 +100,41 @@ def test_a_place_is_marked_where_the_text_puts_things_in_it() -> None:
     assert place_share(()) == 0.0
 
 
+def _evidence(*marks: str) -> Evidence:
+    """An entity's evidence whose windows carry these marks ("" for none)."""
+    return entity_evidence([f"{m} word {FAR_MARK}".strip() for m in marks])
+
+
 def test_a_who_question_demotes_places_and_a_where_question_promotes_them() -> None:
-    probs, shares = [0.5, 0.3, 0.1], [1.0, 0.0, 0.5]
-    assert kind_weighted(probs, shares, None) == probs
-    agent = kind_weighted(probs, shares, AGENT)
+    town, person, half_town = (
+        _evidence(PLACE_MARK),
+        _evidence(PERSON_MARK),
+        _evidence(PLACE_MARK, ""),
+    )
+    probs, evidence = [0.5, 0.3, 0.1], [town, person, half_town]
+    assert kind_weighted(probs, evidence, None) == probs
+    agent = kind_weighted(probs, evidence, AGENT)
     assert agent[1] > agent[2] > agent[0] and sum(agent) == pytest.approx(sum(probs))
-    place = kind_weighted(probs, shares, PLACE)
+    place = kind_weighted(probs, evidence, PLACE)
     assert place[0] > place[2] > place[1] and sum(place) == pytest.approx(sum(probs))
-    assert kind_weighted(probs, [0.0, 0.0, 0.0], AGENT) == pytest.approx(probs)
+    # "Which bank ...?": neither the person nor the town; the unmarked name rises.
+    company = _evidence("")
+    organisation = kind_weighted([0.4, 0.4, 0.2], [town, person, company], ORGANISATION)
+    assert organisation[2] > 0.9 * sum(organisation)
+    assert kind_weighted(probs, [company] * 3, AGENT) == pytest.approx(probs)
+
+
+def test_a_person_is_marked_by_a_title_or_a_pronoun() -> None:
+    text = (
+        "Chief executive Kari Lund met Halden Group in Oslo. Later, Jan Haugen said he would "
+        "sell. Halden Group said it would not."
+    )
+    anon = anonymise_document(text, max_entities=20)
+    windows = mention_windows(anon.tokens, len(anon.entities))
+    slot = {name: i for i, name in enumerate(anon.entities)}
+    share = {n: person_share(entity_evidence(windows[i], n)) for n, i in slot.items()}
+    assert share["Kari Lund"] == 1.0 and share["Jan Haugen"] == 1.0
+    assert share["Halden Group"] == 0.0 and share["Oslo"] == 0.0
 
 
 def test_words_near_the_mention_count_more_than_words_further_out() -> None:
