@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.text.anonymise import anonymise_document, anonymise_query
+from encoder.text.anonymise import AnonymisedText, anonymise_document, anonymise_query
 from encoder.text.questions import AGENT, ORGANISATION, PLACE
 from encoder.text.support import (
     FAR_MARK,
@@ -36,10 +36,15 @@ STORY = (
 )
 
 
-def test_support_is_the_share_of_the_question_near_the_answer() -> None:
-    anon = anonymise_document(STORY, max_entities=20)
+def _windows_of(text: str) -> tuple[AnonymisedText, list[list[str]], dict[str, int]]:
+    """The text anonymised, its entities' kept windows, and each name's slot."""
+    anon = anonymise_document(text, max_entities=20)
     windows = mention_windows(anon.tokens, len(anon.entities))
-    slot = {name: i for i, name in enumerate(anon.entities)}
+    return anon, windows, {name: i for i, name in enumerate(anon.entities)}
+
+
+def test_support_is_the_share_of_the_question_near_the_answer() -> None:
+    anon, windows, slot = _windows_of(STORY)
     terms = question_terms(anonymise_query("@placeholder arranged the new debt", anon.entities))
     assert terms == {stem("arranged"), "new", "debt"}  # stems: "arranges" meets "arranged"
     assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
@@ -75,9 +80,7 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
     assert stem("winner") == stem("wins") == "win" and stem("called") == "call"
     assert stem("studies") == stem("studied") == "study"
     assert stem("@entity12") == "@entity12" and stem("2028") == "2028" and stem("led") == "led"
-    anon = anonymise_document(STORY, max_entities=20)
-    windows = mention_windows(anon.tokens, len(anon.entities))
-    slot = {name: i for i, name in enumerate(anon.entities)}
+    anon, windows, slot = _windows_of(STORY)
     # "Nordvik's founder, Jan Haugen": who founded Nordvik?
     terms = question_terms(anonymise_query("@placeholder founded Nordvik", anon.entities))
     assert support(terms, windows[slot["Jan Haugen"]]) == 1.0
@@ -88,9 +91,7 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
 
 def test_a_place_is_marked_where_the_text_puts_things_in_it() -> None:
     text = STORY + " Haugen lives in Bergen. Lund flew to Bergen from Oslo."
-    anon = anonymise_document(text, max_entities=20)
-    windows = mention_windows(anon.tokens, len(anon.entities))
-    slot = {name: i for i, name in enumerate(anon.entities)}
+    anon, windows, slot = _windows_of(text)
     share = {n: place_share(entity_evidence(windows[i], n)) for n, i in slot.items()}
     assert share["Bergen"] == 0.5  # "in Bergen", "to Bergen"
     assert share["Jan Haugen"] == share["Fjord Bank"] == share["Halden Group"] == 0.0
@@ -129,9 +130,7 @@ def test_a_person_is_marked_by_a_title_or_a_pronoun() -> None:
         "Chief executive Kari Lund met Halden Group in Oslo. Later, Jan Haugen said he would "
         "sell. Halden Group said it would not."
     )
-    anon = anonymise_document(text, max_entities=20)
-    windows = mention_windows(anon.tokens, len(anon.entities))
-    slot = {name: i for i, name in enumerate(anon.entities)}
+    _, windows, slot = _windows_of(text)
     share = {n: person_share(entity_evidence(windows[i], n)) for n, i in slot.items()}
     assert share["Kari Lund"] == 1.0 and share["Jan Haugen"] == 1.0
     assert share["Halden Group"] == 0.0 and share["Oslo"] == 0.0
@@ -142,9 +141,7 @@ def test_words_near_the_mention_count_more_than_words_further_out() -> None:
         "Anna walked to the market with Tom. Later Marcus drove Anna home to Fairfield, "
         "and Tom stayed behind to help Clara close the stall."
     )
-    anon = anonymise_document(text, max_entities=20)
-    windows = mention_windows(anon.tokens, len(anon.entities))
-    slot = {name: i for i, name in enumerate(anon.entities)}
+    anon, windows, slot = _windows_of(text)
     terms = question_terms(anonymise_query("Marcus drove @placeholder home", anon.entities))
     assert support(terms, windows[slot["Anna"]]) == 1.0
     # Tom's second mention has "home" and "drove" among its NEAR words, Marcus further out.

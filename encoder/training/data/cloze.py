@@ -77,10 +77,18 @@ class ClozeOptions:
 
 # Tokens that end a clause. "who"/"which" after a name's comma open a relative clause about
 # it ("Eriksen , who owns ...": "@placeholder owns ..."); leading conjunctions are dropped.
-_CLAUSE_BREAKS = frozenset({",", ";", ":", '"', "(", ")", "--", "-", ".", "!", "?", "'"})
+CLAUSE_BREAKS = frozenset({",", ";", ":", '"', "(", ")", "--", "-", ".", "!", "?", "'"})
 _RELATIVE = frozenset({"who", "which"})
 _LEADING = frozenset({"and", "but", "or", "so", "yet", "then", "while", "when", "as"})
 _MIN_CLAUSE_WORDS = 3  # tokens besides the blank: "of @placeholder" asks nothing
+
+
+def clause_end(tokens: Sequence[str], start: int) -> int:
+    """Where the clause running from `start` ends: the first clause break, or the end."""
+    end = start
+    while end < len(tokens) and tokens[end] not in CLAUSE_BREAKS:
+        end += 1
+    return end
 
 
 def clause_question(tokens: Sequence[str], pos: int) -> list[str] | None:
@@ -93,14 +101,11 @@ def clause_question(tokens: Sequence[str], pos: int) -> list[str] | None:
         start, after = pos, after + 2
     else:
         start = pos
-        while start > 0 and tokens[start - 1] not in _CLAUSE_BREAKS:
+        while start > 0 and tokens[start - 1] not in CLAUSE_BREAKS:
             start -= 1
         while start < pos and tokens[start] in _LEADING:
             start += 1
-    end = after
-    while end < len(tokens) and tokens[end] not in _CLAUSE_BREAKS:
-        end += 1
-    clause = [*tokens[start:pos], PLACEHOLDER, *tokens[after:end]]
+    clause = [*tokens[start:pos], PLACEHOLDER, *tokens[after : clause_end(tokens, after)]]
     if len(clause) - 1 < _MIN_CLAUSE_WORDS:
         return None
     return clause
@@ -169,7 +174,7 @@ def build_questions(
     for w, window in enumerate(
         _windows(sentences, options.window_tokens, min(stride, options.window_tokens))
     ):
-        window_questions: list[tuple[int, int, list[str], list[str], str, bool]] = []
+        window_questions: list[tuple[int, int, list[str], list[str], str]] = []
         for s_idx, sentence in enumerate(window):
             if len(sentence.tokens) < options.min_query_tokens:
                 continue
@@ -183,7 +188,6 @@ def build_questions(
             for pos, tok in enumerate(sentence.tokens):
                 if tok not in answerable or sentence.tokens.count(tok) != 1:
                     continue  # answer not (elsewhere) in the document, or given away by a repeat
-                restated = False
                 query: list[str] | None
                 if options.question == "sentence":
                     query = list(sentence.tokens)
@@ -196,10 +200,11 @@ def build_questions(
                     ways = restate(sentence.tokens, pos) if restate else []
                     if not ways:
                         continue
-                    query, restated = rng.choice(ways), True
-                window_questions.append((s_idx, pos, document, query, tok, restated))
+                    query = rng.choice(ways)
+                window_questions.append((s_idx, pos, document, query, tok))
         rng.shuffle(window_questions)
-        for s_idx, pos, document, sentence_query, answer, restated in window_questions[
+        restated = options.question == "restated"  # already a paraphrase: asked as it is
+        for s_idx, pos, document, sentence_query, answer in window_questions[
             : options.max_questions_per_window
         ]:
             query = (

@@ -30,9 +30,9 @@ from pathlib import Path
 
 from encoder.text.questions import past_tense
 from encoder.text.tokens import PLACEHOLDER, entity_index
+from encoder.training.data.cloze import CLAUSE_BREAKS, clause_end
 from encoder.training.data.paraphrase import wordnet_rows
 
-_BREAKS = frozenset({",", ";", ":", '"', "(", ")", "--", "-", ".", "!", "?", "'"})
 _BE = frozenset({"was", "were", "is", "are", "been", "being", "be"})
 _DETERMINERS = frozenset({"the", "a", "an", "its", "his", "her", "their"})
 # An irregular participle and the simple past it stands for (a regular one is its own past);
@@ -125,10 +125,7 @@ def _looks_like_a_verb(word: str) -> bool:
 
 
 def _clause_after(tokens: Sequence[str], start: int) -> list[str]:
-    end = start
-    while end < len(tokens) and tokens[end] not in _BREAKS:
-        end += 1
-    return list(tokens[start:end])
+    return list(tokens[start : clause_end(tokens, start)])
 
 
 def _skip_appositive(tokens: Sequence[str], pos: int) -> list[str] | None:
@@ -140,7 +137,7 @@ def _skip_appositive(tokens: Sequence[str], pos: int) -> list[str] | None:
         rest = _clause_after(tokens, pos + 2)
         return [PLACEHOLDER, *rest] if rest and _looks_like_a_verb(rest[0]) else None
     for close in range(pos + 3, min(len(tokens), pos + 3 + _MAX_APPOSITIVE)):
-        if tokens[close] in _BREAKS - {","}:
+        if tokens[close] in CLAUSE_BREAKS - {","}:
             return None
         if tokens[close] != ",":
             continue
@@ -215,7 +212,7 @@ def _from_passive(tokens: Sequence[str], pos: int) -> list[list[str]]:
         (i for i in range(pos - 1, max(-1, pos - 2 - _MAX_AGENT_WORDS), -1) if tokens[i] == "by"),
         None,
     )
-    if by is None or any(_is_name(t) or t in _BREAKS for t in tokens[by + 1 : pos]):
+    if by is None or any(_is_name(t) or t in CLAUSE_BREAKS for t in tokens[by + 1 : pos]):
         return []
     agent_words = [t for t in tokens[by + 1 : pos] if t not in _DETERMINERS]
     verb_at = next(
@@ -229,7 +226,7 @@ def _from_passive(tokens: Sequence[str], pos: int) -> list[list[str]]:
     if verb_at is None:
         return []
     middle = list(tokens[verb_at + 1 : by])  # "founded in 1990 by"
-    if any(t in _BREAKS or _is_name(t) for t in middle):
+    if any(t in CLAUSE_BREAKS or _is_name(t) for t in middle):
         return []
     subject = next(
         (i for i in range(verb_at - 1, max(-1, verb_at - 4), -1) if _is_name(tokens[i])),
@@ -252,8 +249,6 @@ def _from_active(tokens: Sequence[str], pos: int, roles: Roles) -> list[list[str
         return []
     verb = tokens[pos + 1]
     obj = pos + 2
-    if tokens[obj] in _DETERMINERS:
-        return []
     if not _is_name(tokens[obj]):
         return []
     out = [[tokens[obj], "was", verb, "by", PLACEHOLDER, *_clause_after(tokens, obj + 1)]]
