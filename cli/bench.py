@@ -13,7 +13,7 @@ from typing import Any
 from bench.common import DEFAULT_DATA, DEFAULT_LOOKUP_MODES, parse_modes, write_json
 from cli.progress import bar
 from encoder.model.modes import MODES
-from service.settings import Settings
+from service.settings import SUPPORT_WEIGHT, Settings
 
 CORPUS_HINT = "build the data with `cheapqa data build`, or --text-file"
 
@@ -214,9 +214,9 @@ def register(sub: Any) -> None:
     s.add_argument(
         "--support-weight",
         type=float,
-        default=8.0,
+        default=SUPPORT_WEIGHT,
         help="also each mode as served, its answers ranked with this support_weight "
-        "(<mode>+support); 0: the readers alone",
+        "(<mode>+support; the service's default); 0: the readers alone",
     )
     s.add_argument("--out", type=Path, default=Path("docs/bench"), help="table, plot and JSON")
     s.set_defaults(handler=_frontier)

@@ -10,7 +10,7 @@ from typing import Any
 
 from cli.progress import bar
 from encoder.model.modes import MODES
-from service.settings import Settings
+from service.settings import SUPPORT_WEIGHT, Settings
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -75,7 +75,8 @@ def register(sub: Any) -> None:
         type=float,
         default=0.0,
         help="rank answers by the reader and their support as the service does with this "
-        "support_weight (it serves 8 by default); 0, the default, measures the reader alone",
+        f"support_weight (it serves {SUPPORT_WEIGHT:g} by default); 0, the default, measures the "
+        "reader alone",
     )
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(handler=_run)

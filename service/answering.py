@@ -36,6 +36,7 @@ from encoder.text.questions import asks_for, to_cloze
 from encoder.text.support import (
     RERANK_POOL,
     Evidence,
+    Terms,
     evidence_support,
     kind_weighted,
     question_terms,
@@ -77,7 +78,7 @@ class PreparedQueries:
     errors: list[str | None]  # per question, why it cannot be asked, or None
     ids: list[list[int]]  # per question asked, its token ids
     named: list[frozenset[int]]  # per question asked, the entity slots it names
-    terms: list[frozenset[str]]  # per question asked, the words its support is measured by
+    terms: list[Terms]  # per question asked, what its support is measured by
     kinds: list[str | None]  # per question asked, what it asks for (questions.asks_for)
 
     @property
@@ -152,7 +153,7 @@ def rank_answers(
     mentions: Sequence[int] = (),
     excluded: Sequence[frozenset[int]] = (),
     evidence: Callable[[int], Evidence] | None = None,
-    terms: Sequence[frozenset[str]] = (),
+    terms: Sequence[Terms] = (),
     support_weight: float = 0.0,
     kinds: Sequence[str | None] = (),
 ) -> RankedAnswers:

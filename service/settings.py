@@ -34,6 +34,10 @@ SecretListSetting = Annotated[list[SecretStr], NoDecode, BeforeValidator(_list_s
 ModesSetting = Annotated[list[Mode], NoDecode, BeforeValidator(_list_setting)]
 
 
+# The service's λ of support (`Settings.support_weight`), the benches' as served too.
+SUPPORT_WEIGHT = 12.0
+
+
 class Settings(BaseSettings):
     # hide_input_in_errors: a ValidationError printed or logged never shows a key.
     model_config = SettingsConfigDict(
@@ -59,12 +63,13 @@ class Settings(BaseSettings):
         default=None, description="Folder with <mode>.pt checkpoints; None means the shipped ones."
     )
     support_weight: float = Field(
-        default=8.0,
+        default=SUPPORT_WEIGHT,
         ge=0.0,
         le=100.0,
         description="λ of the answers' ranking p(e) ∝ p_reader(e) · exp(λ · support(e)); 0: the "
-        "reader alone. 8 was best of 0, 1, 3, 8 and support first on the validation sets "
-        "(RESULTS.md); a request's support_weight overrides it.",
+        "reader alone. 12 was best of 0, 1, 3, 5, 8, 12, 16, 24 and support first on the "
+        "hand-written stories and the validation sets together (RESULTS.md); a request's "
+        "support_weight overrides it.",
     )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
     torch_threads: int = Field(

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from encoder.text.kinds import ORG_NOUNS, ROLES
 from encoder.text.tokens import PLACEHOLDER
 
 FORMS = (
@@ -222,6 +223,9 @@ def _noun_phrase_length(words: list[str]) -> int:
         if _POSSESSIVE.search(word) and word[:-2].isalpha():
             n += 1  # "union's": the phrase ends in its owner; the owned noun follows
             break
+        if low in _DETERMINERS:  # "Which polling firm forecast the result": the verb's object
+            n = n - 1 if n > 1 else 0
+            break
         if not _is_noun_word(word) or low in _VERB_FORMS or low in _ADVERBS:
             break
         # The first word is the noun's (a "family", "companies"); after it, the verb or its
@@ -285,7 +289,7 @@ def to_cloze(question: str) -> str:
     Raises UnsupportedQuestion for other questions."""
     if PLACEHOLDER in question:
         return question
-    words = _preposition_last(question.strip().rstrip("?").split())
+    words = _question_words(question)
     if words and words[0].lower() == "where":
         return _where_clause(words[1:], question)
     wh = _wh_phrase(words) if words else None
@@ -295,16 +299,8 @@ def to_cloze(question: str) -> str:
     return _object_clause(answer, rest) or " ".join([answer, *rest])
 
 
-AGENT, PLACE, ORGANISATION = "agent", "place", "organisation"  # what a question asks for
-# Nouns of "Which <noun>" that ask for an organisation, not a person.
-_ORGANISATION_NOUNS = _words(
-    "bank party firm company group hospital institute fund agency union club team council "
-    "court ministry museum university maker operator airline insurer lender bidder start-up "
-    "startup network newspaper broadcaster authority regulator association federation carrier "
-    "shipyard consortium developer brewery committee commission board government department "
-    "organisation organization charity foundation publisher exchange supplier manufacturer "
-    "retailer miner insurer utility watchdog body"
-)
+# What a question asks for.
+AGENT, PERSON, PLACE, ORGANISATION = "agent", "person", "place", "organisation"
 # Nouns of "(In) which <noun>" that ask for a place.
 _PLACE_NOUNS = _words(
     "city town village country region province county district capital port island nation "
@@ -312,17 +308,65 @@ _PLACE_NOUNS = _words(
 )
 
 
+# A Who-question whose verb is one of these asks for a person: what people do and companies
+# do not (run, chair, coach a thing; warn, fear, expect), or what is done to people (jailed,
+# appointed).
+_PERSON_VERBS = _words(
+    """
+    run runs ran chair chairs chaired lead leads led head heads headed coach coaches coached
+    direct directs directed manage manages managed captain captains captained paint paints
+    painted compose composes composed represent represents represented
+    warn warns warned fear fears feared expect expects expected hope hopes hoped believe
+    believes believed think thinks thought insist insists insisted argue argues argued admit
+    admits admitted urge urges urged complain complains complained predict predicts predicted
+    estimate estimates estimated describe describes described said says told tells
+    """
+)
+_DONE_TO_PEOPLE = _words(
+    """
+    jailed arrested charged questioned suspended elected appointed named sacked fired
+    dismissed injured killed hurt sentenced hired replaced promoted convicted acquitted born
+    interviewed detained
+    """
+)
+# "Whom did Jung replace?": verbs whose object is a person.
+_PERSON_OBJECT_VERBS = _words("replace hire appoint name sack fire interview elect succeed")
+# "Who is the chief executive ...?", "Who served as the chief arbiter?"
+_ROLE_VERBS = _words("is was are were serves served acts acted became becomes")
+
+
+def _asks_for_person(words: list[str]) -> bool:
+    """Whether a Who/Whom-question (lower-cased words, the wh-word first) asks for a person."""
+    rest = words[1:]
+    if words[0] == "whom":  # the verb after the auxiliary and its subject
+        return len(rest) > 2 and any(w in _PERSON_OBJECT_VERBS for w in rest[2:6])
+    if not rest:
+        return False
+    if rest[0] in _PERSON_VERBS or rest[0] == "from":  # "Who from the funder visited ...?"
+        return True
+    if rest[0] in _BE_HAVE and any(w in _DONE_TO_PEOPLE for w in rest[1:3]):
+        return True  # "Who was jailed ...?", "Who has been appointed ...?"
+    if rest[0] in _ROLE_VERBS:
+        role = [w for w in rest[1:6] if w not in _DETERMINERS and w not in ("as", "acting")]
+        return any(w in ROLES for w in role[:3])
+    return False
+
+
 def asks_for(question: str) -> str | None:
-    """What a plain question asks for: "agent" (a person or an organisation) for Who, Whom and
-    Whose; "place" for Where and "(In) which/what <place noun>" ("In which city ...?");
-    "organisation" for "Which <organisation noun>" ("Which bank ...?"); None for a cloze
-    sentence and every other question (a Which-question's noun is kept in its cloze too: "the
-    bank @placeholder ...")."""
+    """What a plain question asks for: "person" for a Who/Whom-question whose verb or role
+    only a person fills ("Who chairs Hanul?", "Who was jailed?", "Who is the chief
+    executive of Rimal?"); "agent" (a person or an organisation) for other Who, Whom and
+    Whose questions; "place" for Where and "(In) which/what <place noun>" ("In which city
+    ...?"); "organisation" for "Which <organisation noun>" ("Which bank ...?"); None for a
+    cloze sentence and every other question (a Which-question's noun is kept in its cloze
+    too: "the bank @placeholder ...")."""
     if PLACEHOLDER in question:
         return None
-    words = [w.lower() for w in _preposition_last(question.strip().rstrip("?").split())]
+    words = [w.lower() for w in _question_words(question)]
     if not words:
         return None
+    if words[0] in ("who", "whom") and _asks_for_person(words):
+        return PERSON
     if words[0] in ("who", "whom", "whose"):
         return AGENT
     if words[0] == "where":
@@ -331,7 +375,7 @@ def asks_for(question: str) -> str | None:
         n = _noun_phrase_length(words[1:])
         if n and words[n] in _PLACE_NOUNS:
             return PLACE
-        if n and words[n] in _ORGANISATION_NOUNS:
+        if n and words[n] in ORG_NOUNS:
             return ORGANISATION
     return None
 
@@ -348,6 +392,13 @@ def _where_clause(rest: list[str], question: str) -> str:
 
 
 _BE = _words("is are was were")
+
+
+def _question_words(question: str) -> list[str]:
+    """A plain question's words, without its question mark, a fronted preposition moved last
+    (`_preposition_last`). A comma stands apart: it ends the wh-phrase's noun before an
+    appositive ("Which investor, the biggest in the brewer, backed the deal?")."""
+    return _preposition_last(question.strip().rstrip("?").replace(",", " , ").split())
 
 
 def _preposition_last(words: list[str]) -> list[str]:

@@ -23,9 +23,17 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from encoder.text.entities import TITLES
-from encoder.text.questions import AGENT, ORGANISATION, PLACE
+from encoder.text.kinds import (
+    ORG_MARK,
+    PERSON_MARK,
+    PLACE_MARK,
+    mention_marks,
+    names_organisation,
+    names_place,
+)
+from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE
 from encoder.text.tokens import PLACEHOLDER, STOP_WORDS, entity_index, tokenize
 
 WIDTH = 10  # tokens each side of a mention
@@ -66,18 +74,6 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > _MIN_STEM else word
 
 
-# A window's first word when its mention follows one of these ("in Ghent", "near Leith"):
-# where the text puts things, so a place. Never a question's word: it does not count as
-# support, only as the place share of `place_share`.
-PLACE_MARK = "^in"
-_LOCATIVE = frozenset({"in", "near", "across", "throughout", "outside", "inside"})
-# Likewise when a title stands before the mention ("chief executive Ingrid Solheim") or a
-# personal pronoun follows it within PRONOUN_REACH tokens before another name: a person.
-PERSON_MARK = "^p"
-_PRONOUNS = frozenset({"he", "she", "his", "her", "him", "hers", "himself", "herself"})
-PRONOUN_REACH = 6
-
-
 # The evidence words nearest a mention, this many each side, are its clause: a question word
 # among them counts in full, one further out in the window FAR_WEIGHT. In "Marcus drove Anna
 # home to Fairfield, and Tom stayed behind", Anna has "Marcus", "drove", "home" and
@@ -93,9 +89,9 @@ FAR_MARK = "^|"
 
 def mention_windows(tokens: Sequence[str], n_entities: int) -> list[list[str]]:
     """Per entity slot, the distinct evidence words within WIDTH tokens of each of its first
-    MAX_WINDOWS mentions, one space-joined string a mention: led by PLACE_MARK where the
-    mention follows a locative preposition, the NEAR nearest words each side, FAR_MARK, then
-    the rest."""
+    MAX_WINDOWS mentions, one space-joined string a mention: led by what its neighbours say
+    the name is (encoder.text.kinds.mention_marks), the NEAR nearest words each side,
+    FAR_MARK, then the rest."""
     windows: list[list[str]] = [[] for _ in range(n_entities)]
     for i, token in enumerate(tokens):
         slot = entity_index(token) if token.startswith("@entity") else None
@@ -107,92 +103,117 @@ def mention_windows(tokens: Sequence[str], n_entities: int) -> list[list[str]]:
         far = dict.fromkeys(
             t for t in [*before[NEAR:], *after[NEAR:]] if t != token and t not in near
         )
-        mark = [PLACE_MARK] if i > 0 and tokens[i - 1] in _LOCATIVE else []
-        if _is_person(tokens, i):
-            mark.append(PERSON_MARK)
-        windows[slot].append(" ".join([*mark, *near, FAR_MARK, *far]))
+        marks = mention_marks(tokens, i)
+        windows[slot].append(" ".join([*marks, *near, FAR_MARK, *far]))
     return windows
 
 
-def _is_person(tokens: Sequence[str], i: int) -> bool:
-    if i > 0 and tokens[i - 1] in TITLES:
-        return True
-    for t in tokens[i + 1 : i + 1 + PRONOUN_REACH]:
-        if t.startswith("@entity") or t in (".", "!", "?"):
-            return False
-        if t in _PRONOUNS:
-            return True
-    return False
+class Terms(NamedTuple):
+    """What a question's support is measured by."""
+
+    words: frozenset[str]  # its evidence words, stemmed
+    # The word just before the blank ("bank" of "the bank @placeholder arranged the debt"): the
+    # noun of a Which-question, the one word an answer's own name may hold ("Fjord Bank").
+    noun: str | None = None
 
 
-def question_terms(tokens: Sequence[str]) -> frozenset[str]:
+def question_terms(tokens: Sequence[str]) -> Terms:
     """The words of an anonymised question (the whole question, not the reader's window)
     that support is measured by."""
-    return frozenset(stem(t) for t in tokens if t != PLACEHOLDER and _evidence(t))
+    words = frozenset(stem(t) for t in tokens if t != PLACEHOLDER and _evidence(t))
+    at = tokens.index(PLACEHOLDER) if PLACEHOLDER in tokens else 0
+    before = tokens[at - 1] if at > 0 else ""
+    return Terms(words, stem(before) if before.isalpha() and _evidence(before) else None)
 
 
-def support(terms: frozenset[str], windows: Sequence[str], name: str = "") -> float | None:
-    """The share of `terms` found in the best of an answer's windows or in its `name` ("the
-    bank" of a Which-question is in "Fjord Bank"), a word beyond the NEAR nearest counting
-    FAR_WEIGHT; None when the record kept no windows (indexed before they were), 0.0 for a
-    question without terms."""
+def support(terms: Terms, windows: Sequence[str], name: str = "") -> float | None:
+    """The share of the question's words found in the best of an answer's windows, a word
+    beyond the NEAR nearest counting FAR_WEIGHT, its noun found in the answer's `name` as if
+    near ("the bank" of a Which-question is in "Fjord Bank"); None when the record kept no
+    windows (indexed before they were), 0.0 for a question without words."""
     return evidence_support(terms, entity_evidence(windows, name))
 
 
 # ---- ranking by reader and support together ----------------------------------------------
 
-# One entity's windows, each as (its near words with the words of its name, its far words).
-Evidence = tuple[tuple[frozenset[str], frozenset[str]], ...]
+
+class Evidence(NamedTuple):
+    """One entity's kept windows as word sets, split once (a record keeps them for all its
+    questions)."""
+
+    windows: tuple[tuple[frozenset[str], frozenset[str]], ...]  # (near words, far words) each
+    # The words of its name. Only a Which-question's noun may be found there: a question's
+    # other words in a name say the question names it ("Who heads the fruit exporters'
+    # association?" is not answered by the association).
+    name: frozenset[str] = frozenset()
+    organisation: bool = False  # its name says it is an organisation's ("Fjord Bank")
+    place: bool = False  # its name says it is a place's or an event's ("Tagus River")
 
 
 def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
-    """An entity's kept windows as word sets: what `support` reads, split once (a record
-    keeps them for all its questions)."""
-    own = frozenset(stem(t) for t in tokenize(name))
+    """An entity's kept windows and name as what `support` reads."""
     out = []
     for window in windows:
         near, _, far = window.partition(FAR_MARK)
-        near_words = frozenset(stem(t) for t in near.split()) | own
+        near_words = frozenset(stem(t) for t in near.split())
         out.append((near_words, frozenset(stem(t) for t in far.split()) - near_words))
-    return tuple(out)
+    words = [t for t in tokenize(name) if t.isalnum()]
+    return Evidence(
+        tuple(out),
+        frozenset(map(stem, words)),
+        names_organisation(frozenset(words)),
+        names_place(words),
+    )
 
 
-def evidence_support(terms: frozenset[str], evidence: Evidence) -> float | None:
+def evidence_support(terms: Terms, evidence: Evidence) -> float | None:
     """`support` on an entity's `entity_evidence`: the same value, a tenth of the time."""
-    if not evidence:
+    if not evidence.windows:
         return None
-    if not terms:
+    words, noun = terms
+    if not words:
         return 0.0
-    best = max(len(terms & near) + FAR_WEIGHT * len(terms & far) for near, far in evidence)
-    return best / len(terms)
+    named = frozenset((noun,)) if noun in evidence.name else frozenset()
+    best = max(
+        len(words & (near | named)) + FAR_WEIGHT * len(words & far - named)
+        for near, far in evidence.windows
+    )
+    return best / len(words)
 
 
 def place_share(evidence: Evidence) -> float:
-    """The share of an entity's kept mentions that follow a locative preposition: near 1 for
-    a town the text puts things in, 0 for a person or a company (0 too for a record kept
-    before the mark was)."""
-    return _marked_share(evidence, PLACE_MARK)
+    """The share of an entity's kept mentions that the text marks as a place's
+    (encoder.text.kinds): near 1 for a town the text puts things in, 0 for a person or a
+    company (0 too for a record kept before the marks were)."""
+    return 1.0 if evidence.place else _marked_share(evidence, PLACE_MARK)
 
 
 def person_share(evidence: Evidence) -> float:
-    """The share of an entity's kept mentions that a title or a personal pronoun marks as a
-    person's (0 for a record kept before the mark was)."""
+    """The share of an entity's kept mentions that the text marks as a person's."""
     return _marked_share(evidence, PERSON_MARK)
 
 
+def organisation_share(evidence: Evidence) -> float:
+    """1 for a name that says it is an organisation's, else the share of its kept mentions
+    that the text marks as one."""
+    return 1.0 if evidence.organisation else _marked_share(evidence, ORG_MARK)
+
+
 def _marked_share(evidence: Evidence, mark: str) -> float:
-    return sum(mark in near for near, _ in evidence) / len(evidence) if evidence else 0.0
+    windows = evidence.windows
+    return sum(mark in near for near, _ in windows) / len(windows) if windows else 0.0
 
 
-# λ_kind: a Who-question's answer is a person or an organisation, a Where-question's a place,
-# a "Which bank ...?" question's an organisation. The factor exp(∓ λ_kind · place share)
-# demotes a town named beside the question's words (they often are: "Britain" for "Who said
-# Poland was its second home market?") for a Who-question and promotes it for a
-# Where-question; a Which-question that names an organisation demotes people and places. On
-# the realistic dev set, as served, 3, 6, 8 and 10 gave every mode more right answers the
-# larger it was (8: 3-6 points); 8 is support's own λ, so a town's place share weighs as much
-# as the support that lifts it.
-KIND_WEIGHT = 8.0
+# λ_kind: a Who-question's answer is a person or an organisation (a person only, where its
+# verb or role says so: encoder.text.questions.asks_for), a Where-question's a place, a "Which
+# bank ...?" question's an organisation. The factor exp(∓ λ_kind · share) demotes a town named
+# beside the question's words (they often are: "Britain" for "Who said Poland was its second
+# home market?") for a Who-question and promotes it for a Where-question; a Which-question that
+# names an organisation demotes people and places, a person's Who-question organisations and
+# places. It is support's own λ (the service's support_weight, 12), so a town's place share
+# weighs as much as the support that lifts it: on the hand-written stories already scored
+# (RESULTS.md, "Ideas tried"), 12 against 8 gave the modes -0.3 to +0.8 points.
+KIND_WEIGHT = 12.0
 
 
 def kind_weighted(
@@ -204,6 +225,8 @@ def kind_weighted(
     are for other questions."""
     if kind == AGENT:
         logs = [-place_share(e) for e in evidence]
+    elif kind == PERSON:
+        logs = [-place_share(e) - organisation_share(e) for e in evidence]
     elif kind == PLACE:
         logs = [place_share(e) for e in evidence]
     elif kind == ORGANISATION:

@@ -32,6 +32,20 @@ from encoder.text.questions import (
             "the state miner @placeholder put its talks on hold",
         ),
         ("Which pension fund owns Carrow?", "the pension fund @placeholder owns Carrow"),
+        # a determiner is the verb's object's: the word before it is the verb
+        (
+            "Which polling firm forecast the result?",
+            "the polling firm @placeholder forecast the result",
+        ),
+        (
+            "Which foreign firm co-owns the plant?",
+            "the foreign firm @placeholder co-owns the plant",
+        ),
+        # an appositive after the noun stays where news puts it
+        (
+            "Which investor, the biggest in the brewer, supported the deal?",
+            "the investor @placeholder , the biggest in the brewer , supported the deal",
+        ),
         (
             "Which rival bidder twice raised its offer?",
             "the rival bidder @placeholder twice raised its offer",

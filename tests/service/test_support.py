@@ -13,6 +13,7 @@ from encoder.text.support import (
     PERSON_MARK,
     PLACE_MARK,
     Evidence,
+    Terms,
     entity_evidence,
     evidence_support,
     kind_weighted,
@@ -46,7 +47,8 @@ def _windows_of(text: str) -> tuple[AnonymisedText, list[list[str]], dict[str, i
 def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     anon, windows, slot = _windows_of(STORY)
     terms = question_terms(anonymise_query("@placeholder arranged the new debt", anon.entities))
-    assert terms == {stem("arranged"), "new", "debt"}  # stems: "arranges" meets "arranged"
+    assert terms.words == {stem("arranged"), "new", "debt"}  # "arranges" meets "arranged"
+    assert terms.noun is None
     assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
     # "... arranged by Fjord Bank, chief executive Kari Lund said": "arranged" is among the
     # NEAR words beside Kari Lund, "new debt" further: each counts FAR_WEIGHT.
@@ -54,18 +56,26 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     assert support(terms, windows[slot["Jan Haugen"]]) == pytest.approx(FAR_WEIGHT / 3)  # "new"
     # The noun of a Which-question counts where the answer's name holds it.
     terms = question_terms(anonymise_query("the bank @placeholder arranged", anon.entities))
+    assert terms.noun == "bank"
     assert support(terms, windows[slot["Fjord Bank"]], "Fjord Bank") == 1.0
     assert support(terms, windows[slot["Kari Lund"]], "Kari Lund") == 0.5
+    # No other word of the question does: a name that holds the question's words is the
+    # thing the question names, not its answer ("Who chairs Fjord Bank?").
+    terms = question_terms(anonymise_query("@placeholder chairs the bank", anon.entities))
+    assert terms.noun is None
+    assert support(terms, windows[slot["Fjord Bank"]], "Fjord Bank") == support(
+        terms, windows[slot["Fjord Bank"]]
+    )
     # The other names a question mentions count as its words: Halden is near Jan Haugen.
     terms = question_terms(
         anonymise_query("@placeholder rejected two offers from Halden", anon.entities)
     )
     marker = f"@entity{slot['Halden Group']}"
-    assert terms == {stem("rejected"), "two", stem("offers"), marker}
+    assert terms.words == {stem("rejected"), "two", stem("offers"), marker}
     # "rejected two earlier offers" beside Jan Haugen, "from Halden" one word beyond them.
     assert support(terms, windows[slot["Jan Haugen"]]) == pytest.approx((3 + FAR_WEIGHT) / 4)
     assert support(terms, windows[slot["Kari Lund"]]) < 0.5
-    assert support(frozenset(), windows[0]) == 0.0 and support(terms, []) is None
+    assert support(Terms(frozenset()), windows[0]) == 0.0 and support(terms, []) is None
     # The word sets a record keeps give the same figure.
     for name, i in slot.items():
         assert evidence_support(terms, entity_evidence(windows[i], name)) == support(
@@ -90,15 +100,16 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
 
 
 def test_a_place_is_marked_where_the_text_puts_things_in_it() -> None:
-    text = STORY + " Haugen lives in Bergen. Lund flew to Bergen from Oslo."
+    text = STORY + " Haugen lives in Bergen. Lund wrote to Bergen from Oslo."
     anon, windows, slot = _windows_of(text)
     share = {n: place_share(entity_evidence(windows[i], n)) for n, i in slot.items()}
-    assert share["Bergen"] == 0.5  # "in Bergen", "to Bergen"
+    assert share["Bergen"] == 0.5  # "in Bergen"; "wrote to Bergen" says nothing
+    assert share["Oslo"] == pytest.approx(2 / 3)  # "OSLO, March 14 -", "in Oslo"; "from Oslo"
     assert share["Jan Haugen"] == share["Fjord Bank"] == share["Halden Group"] == 0.0
     # The mark is no word of a question: support is unchanged by it.
     terms = question_terms(anonymise_query("@placeholder lives in Bergen", anon.entities))
-    assert PLACE_MARK not in terms and "^" not in "".join(terms)
-    assert place_share(()) == 0.0
+    assert PLACE_MARK not in terms.words and "^" not in "".join(terms.words)
+    assert place_share(Evidence(())) == 0.0
 
 
 def _evidence(*marks: str) -> Evidence:

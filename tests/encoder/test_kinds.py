@@ -1,0 +1,116 @@
+"""What a name is, read from how the text uses it, and what a question asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from encoder.text.kinds import (
+    ORG_MARK,
+    PERSON_MARK,
+    PLACE_MARK,
+    mention_marks,
+    names_organisation,
+    names_place,
+)
+from encoder.text.questions import AGENT, ORGANISATION, PERSON, asks_for
+from encoder.text.support import entity_evidence, kind_weighted, organisation_share, place_share
+from encoder.text.tokens import tokenize
+
+
+def _marks(text: str, name: str) -> list[str]:
+    """The marks of the first mention of `name` (one word) in `text`."""
+    tokens = tokenize(text)
+    return mention_marks(tokens, tokens.index(name.lower()))
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "mark"),
+    [
+        ("BERGEN, May 6 - Brekke agreed to buy it.", "Bergen", PLACE_MARK),  # a dateline
+        ("Floods hit villages in western Kenya on Monday.", "Kenya", PLACE_MARK),
+        ("The ship was heading to Ulsan on Monday.", "Ulsan", PLACE_MARK),
+        ("A team sent from Portugal arrived.", "Portugal", PLACE_MARK),
+        ("The mayor of Marseille was questioned.", "Marseille", PLACE_MARK),
+        ("A Luxembourg-based investor backed the deal.", "Luxembourg", PLACE_MARK),
+        ("Greece's government rejected the bid.", "Greece", PLACE_MARK),
+        ("Analyst Keane put the cost at 5 million.", "Keane", PERSON_MARK),
+        ("Grandmaster Nguyen, 17, won the title.", "Nguyen", PERSON_MARK),
+        ("Nguyen, 17, won the title.", "Nguyen", PERSON_MARK),  # an age
+        ("Keane, an analyst at Liffey, said so.", "Keane", PERSON_MARK),
+        ("Sousa said he would resign.", "Sousa", PERSON_MARK),
+        ("Rival bidder Vestlys raised its offer.", "Vestlys", ORG_MARK),
+        ("Hanul's shares fell 8 percent.", "Hanul", ORG_MARK),
+        ("Hanul said it would pay.", "Hanul", ORG_MARK),
+    ],
+)
+def test_a_mention_is_marked_by_what_its_neighbours_say(text: str, name: str, mark: str) -> None:
+    assert _marks(text, name) == [mark]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Brekke agreed to buy Solvind on Tuesday.",
+        "Sousa wrote to Haugen last week.",  # "to" after a verb that goes nowhere
+        "A stake in Halden rose.",  # what one owns in a company
+        "Investors in Vestlys sold.",
+    ],
+)
+def test_plain_mentions_carry_no_mark(text: str) -> None:
+    tokens = tokenize(text)
+    names = [i for i, t in enumerate(text.split()) if t[:1].isupper() and i > 0]
+    for i in names:
+        assert mention_marks(tokens, i) == []
+
+
+def test_a_name_says_what_it_is() -> None:
+    assert names_organisation(frozenset(["fjord", "bank"]))
+    assert names_organisation(frozenset(["baltic", "election", "watch"]))
+    assert not names_organisation(frozenset(["orla", "keane"]))
+    assert names_place(["tagus", "river"]) and names_place(["cyclone", "adjali"])
+    # A place word inside an organisation's name does not make it a place.
+    assert not names_place(["rift", "valley", "brewing", "company"])
+    assert not names_place(["civic", "harbour", "alliance"])
+    assert not names_place(["harbour", "master", "keane"])  # the place word is not its head
+    evidence = entity_evidence(["plain words ^|"], "Fjord Bank")
+    assert organisation_share(evidence) == 1.0 and place_share(evidence) == 0.0
+    assert place_share(entity_evidence(["plain words ^|"], "Tagus River")) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Who chairs Hanul?", PERSON),
+        ("Who runs the Czech engineering firm?", PERSON),
+        ("Who warned that police would force residents out?", PERSON),
+        ("Who said the cost was manageable?", PERSON),
+        ("Who was jailed for six years?", PERSON),
+        ("Who has been appointed to lead the review?", PERSON),
+        ("Who is the chief executive of Rimal Energy?", PERSON),
+        ("Who served as the tournament's chief arbiter?", PERSON),
+        ("Who from the funder visited the clinics?", PERSON),
+        ("Whom did Jung replace as festival director?", PERSON),
+        ("Who bought Solvind?", AGENT),  # a company or a person
+        ("Who won the contract?", AGENT),
+        ("Who is paying for the trial?", AGENT),
+        ("Whom did Marcus drive home?", AGENT),
+        ("Which polling firm forecast the result?", ORGANISATION),
+    ],
+)
+def test_what_kind_of_answer_a_who_question_asks_for(question: str, kind: str) -> None:
+    assert asks_for(question) == kind
+
+
+def test_a_person_question_demotes_organisations_and_places() -> None:
+    company = entity_evidence(["plain ^|"], "Bohemia Signal Group")
+    town = entity_evidence([f"{PLACE_MARK} plain ^|"], "Brno")
+    person = entity_evidence([f"{PERSON_MARK} plain ^|"], "Jana Horakova")
+    unmarked = entity_evidence(["plain ^|"], "Petr Novak")
+    probs = [0.4, 0.3, 0.2, 0.1]
+    evidence = [company, town, person, unmarked]
+    weighed = kind_weighted(probs, evidence, PERSON)
+    assert weighed[2] > weighed[3] > max(weighed[0], weighed[1])
+    assert sum(weighed) == pytest.approx(sum(probs))
+    # A plain Who-question may be answered by a company: only the town falls.
+    agent = kind_weighted(probs, evidence, AGENT)
+    assert agent[0] > agent[2] > agent[1]
