@@ -314,7 +314,8 @@ _PLACE_NOUNS = _words(
 _PERSON_VERBS = _words(
     """
     run runs ran chair chairs chaired lead leads led head heads headed coach coaches coached
-    direct directs directed manage manages managed captain captains captained paint paints
+    direct directs directed manage manages managed captain captains captained found founds
+    founded co-founded cofounded start starts started paint paints
     painted compose composes composed represent represents represented
     warn warns warned fear fears feared expect expects expected hope hopes hoped believe
     believes believed think thinks thought insist insists insisted argue argues argued admit

@@ -7,6 +7,7 @@ import pytest
 from encoder.text.questions import (
     AGENT,
     ORGANISATION,
+    PERSON,
     PLACE,
     UnsupportedQuestion,
     asks_for,
@@ -194,7 +195,7 @@ def test_verb_forms(verb: str, past: str, third: str) -> None:
 @pytest.mark.parametrize(
     ("question", "kind"),
     [
-        ("Who founded Solvind?", AGENT),
+        ("Who founded Solvind?", PERSON),  # what people do, not companies
         ("Whom did Marcus drive home?", AGENT),
         ("With whom did Anna travel?", AGENT),
         ("Whose dog barked?", AGENT),
