@@ -147,6 +147,19 @@ def _subject_length(words: list[str]) -> int:
     return n
 
 
+def _bare_subject_length(words: list[str]) -> int:
+    """A do-question's subject without a determiner ("did police arrest", "did plastic
+    pellets wash up"): up to a plural noun among its first two words, else its first word
+    alone; 0 when the first word cannot start one."""
+    first = words[0] if words else ""
+    if not (first.isalpha() and first.islower()) or first in _NOT_IN_SUBJECT | _VERB_FORMS:
+        return 0
+    for j, word in enumerate(words[:2]):
+        if word.endswith("s") and not word.endswith("ss") and j + 1 < len(words):
+            return j + 1
+    return 1 if len(words) > 1 else 0
+
+
 def _runs_on_to(words: list[str], ends: Callable[[str], bool]) -> int:
     """Where a determiner and its noun (`words` starts "the old ...") run on, over plain words,
     to the first word `ends` accepts: its index ("the old man talking" -> 3), 0 when none."""
@@ -262,6 +275,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     if aux not in _DO and aux not in _KEPT_AUXILIARIES:
         return None
     n = _subject_length(rest[1:])
+    if aux in _DO and n == 0:
+        n = _bare_subject_length(rest[1:])
     if aux in _BE_HAVE:
         n = _be_have_subject(rest[1:], n)
     elif aux in _MODALS:
@@ -296,7 +311,7 @@ def to_cloze(question: str) -> str:
     if wh is None or not wh[1]:
         raise UnsupportedQuestion(f"cannot read {question[:80]!r}: {FORMS}")
     answer, rest = wh
-    return _object_clause(answer, rest) or " ".join([answer, *rest])
+    return (_object_clause(answer, rest) or " ".join([answer, *rest])).replace(" , ", ", ")
 
 
 # What a question asks for.
@@ -399,7 +414,10 @@ def _question_words(question: str) -> list[str]:
     """A plain question's words, without its question mark, a fronted preposition moved last
     (`_preposition_last`). A comma stands apart: it ends the wh-phrase's noun before an
     appositive ("Which investor, the biggest in the brewer, backed the deal?")."""
-    return _preposition_last(question.strip().rstrip("?").replace(",", " , ").split())
+    return _preposition_last(_CLAUSE_COMMA.sub(" , ", question.strip().rstrip("?")).split())
+
+
+_CLAUSE_COMMA = re.compile(r",(?=\s|$)")  # not the comma of "8,000"
 
 
 def _preposition_last(words: list[str]) -> list[str]:

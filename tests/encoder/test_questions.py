@@ -42,10 +42,19 @@ from encoder.text.questions import (
             "Which foreign firm co-owns the plant?",
             "the foreign firm @placeholder co-owns the plant",
         ),
+        # a do-question's subject without a determiner: up to a plural noun, else one word
+        ("Whom did police arrest?", "police arrested @placeholder"),
+        ("Who did investors blame for the loss?", "investors blamed @placeholder for the loss"),
+        (
+            "Where did plastic pellets wash up on the beaches?",
+            "plastic pellets washed up on the beaches in @placeholder",
+        ),
+        # numbers keep their commas
+        ("Who said 3,000 people left?", "@placeholder said 3,000 people left"),
         # an appositive after the noun stays where news puts it
         (
             "Which investor, the biggest in the brewer, supported the deal?",
-            "the investor @placeholder , the biggest in the brewer , supported the deal",
+            "the investor @placeholder, the biggest in the brewer, supported the deal",
         ),
         (
             "Which rival bidder twice raised its offer?",
