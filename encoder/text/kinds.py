@@ -34,7 +34,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-LOCATIVE = _words("in near across throughout outside inside")
+LOCATIVE = _words("in near across throughout outside inside around")
 # "a stake in Halden", "shares in Vestlys": "in" before a company.
 _OWNED_IN = _words("stake stakes share shares investment investments invested investors interest")
 # "in western Kenya", "across northern Chile": a direction between the preposition and a place.
@@ -64,7 +64,8 @@ _PLACE_OWNS = _words(
     """
     capital government parliament economy army military border borders coast coastline
     president prime premier ministry minister ministers navy police population central
-    foreign interior finance health
+    foreign interior finance health regulator regulators court courts highest supreme
+    constitutional electoral watchdog
     """
 )
 MONTHS = _words(

@@ -335,7 +335,8 @@ _PERSON_VERBS = _words(
     warn warns warned fear fears feared expect expects expected hope hopes hoped believe
     believes believed think thinks thought insist insists insisted argue argues argued admit
     admits admitted urge urges urged complain complains complained predict predicts predicted
-    estimate estimates estimated describe describes described said says told tells
+    estimate estimates estimated describe describes described said says told tells speak
+    speaks spoke
     """
 )
 _DONE_TO_PEOPLE = _words(
