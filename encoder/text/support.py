@@ -173,11 +173,16 @@ def evidence_support(terms: Terms, evidence: Evidence) -> float | None:
     words, noun = terms
     if not words:
         return 0.0
-    named = frozenset((noun,)) if noun in evidence.name else frozenset()
-    best = max(
-        len(words & (near | named)) + FAR_WEIGHT * len(words & far - named)
-        for near, far in evidence.windows
-    )
+    windows = evidence.windows
+    if noun is None or noun not in evidence.name:
+        best = max(len(words & near) + FAR_WEIGHT * len(words & far) for near, far in windows)
+    else:  # the noun, in the answer's name, counts in full beside every mention
+        best = max(
+            len(words & near)
+            + FAR_WEIGHT * len(words & far)
+            + (noun not in near) * (1.0 - FAR_WEIGHT * (noun in far))
+            for near, far in windows
+        )
     return best / len(words)
 
 
