@@ -26,7 +26,7 @@ from encoder.text.entities import name_key
 from encoder.text.questions import PREPOSITIONS
 
 HERE = Path(__file__).parent
-SETS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8")
+SETS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9")
 
 
 @dataclass(frozen=True)
