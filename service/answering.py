@@ -11,7 +11,7 @@ scores  = W_o tanh(W_r R + W_q Q) (+ the mention prior), masked to the document'
 p       = softmax(scores) over the entities the reader reaches (a slot mode: the first E;
           the mentions mode: all)
 answers = top_k of p(e) · exp(λ · support(e)), renormalised (λ = support_weight; the
-          support of the reader's 20 likeliest: encoder/text/support.py; p(e) weighed first
+          support of the reader's 32 likeliest: encoder/text/support.py; p(e) weighed first
           by what the question asks for: a Who-question's answer is no place), mapped back
           to names
 """

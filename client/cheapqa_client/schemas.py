@@ -129,7 +129,7 @@ class Answer(BaseModel):
     )
     support_share: float | None = Field(
         default=None,
-        description="This answer's share of the support among the reader's 20 likeliest "
+        description="This answer's share of the support among the reader's 32 likeliest "
         "answers, exp(8 · support) / Σ exp(8 · support'), 0 to 1: near 1 when the text "
         "singles this answer out (no other likely answer stands beside the question's words), "
         "1/n when n answers do equally well, low for all when the text supports none "

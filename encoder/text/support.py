@@ -243,8 +243,12 @@ def kind_weighted(
     return [w * sum(probs) / total for w in weighted] if total > 0 else list(probs)
 
 
-# How many of a question's likeliest answers (by the reader) its support re-ranks.
-RERANK_POOL = 20
+# How many of a question's likeliest answers (by the reader) its support re-ranks: every name of
+# a news story (they name up to 30), a long document's likeliest. 32 against 20: on the
+# hand-written stories as served +0.5 to +2.7 points a mode (mentions 0; the readers put a right
+# answer below their 20th), on the validation splits 0 to +2, at 5,000 tokens (test) 0 to +2,
+# for 4-11 µs more a question (RESULTS.md, "Ideas tried").
+RERANK_POOL = 32
 
 
 # λ of `support_shares`: chosen on the hand-written stories' dev set (4, 8 or 16; 8 best)
