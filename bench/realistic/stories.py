@@ -23,10 +23,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoder.text.entities import name_key
-from encoder.text.questions import PREPOSITIONS
 
 HERE = Path(__file__).parent
-SETS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9")
+SETS = (
+    "dev",
+    "test",
+    "test2",
+    "test3",
+    "test4",
+    "test5",
+    "test6",
+    "test7",
+    "test8",
+    "test9",
+    "test10",
+)
+
+
+_WH_WORDS = frozenset({"who", "whom", "which", "whose", "where", "what"})
 
 
 @dataclass(frozen=True)
@@ -37,12 +51,11 @@ class Asked:
 
     @property
     def kind(self) -> str:
-        """The question's wh-word: who (Who and Whom), which, whose or where, after a
-        preposition that opens the question ("In which city ...?", "With whom ...?")."""
-        words = self.question.lower().split()
-        if len(words) > 1 and words[0] in PREPOSITIONS:  # "In which city ...?", "With whom ...?"
-            words = words[1:]
-        return "who" if words[0] == "whom" else words[0]
+        """The question's first wh-word: who (Who and Whom), which, whose or where, wherever
+        it stands ("In which city ...?", "With whom ...?", "Apart from Oslo, where ...?")."""
+        words = [w.strip(",;:") for w in self.question.lower().split()]
+        wh = next((w for w in words if w in _WH_WORDS), words[0])
+        return "who" if wh == "whom" else wh
 
 
 @dataclass(frozen=True)
