@@ -66,7 +66,8 @@ TITLES = _words(
     critic commentator columnist writer filmmaker strategist consultant adviser advisor
     broker trader banker diplomat
     frenchman frenchwoman englishman englishwoman irishman irishwoman scotsman scotswoman
-    welshman welshwoman dutchman dutchwoman briton spaniard
+    welshman welshwoman dutchman dutchwoman briton spaniard swede dane
+    navigator rector superintendent administrator ecologist
     """
 )
 # Words that qualify an office: part of a title phrase when a title follows them.
@@ -150,6 +151,7 @@ _SHORTENED_HEADS = _ORG_HEADS - _words(
 _NOT_ACRONYMS = _words("I A OK TV AM PM AD BC II III IV VI VII VIII IX XI XII GMT")
 _SENTENCE_END = frozenset({".", "!", "?"})
 _OPENERS = frozenset({'"', "'", "(", "[", "“", "‘", "-", "—", "–", ":", ";"})
+_DASHES = frozenset({"-", "—", "–"})
 _DOTTED = frozenset({"mr", "mrs", "ms", "dr", "st", "messrs", "rev", "col", "capt", "gen", "lt"})
 
 
@@ -198,13 +200,18 @@ def _is_name_word(t: str) -> bool:
 
 
 def _sentence_starts(tokens: Sequence[_Token]) -> set[int]:
-    """Indices of tokens that begin a sentence (after . ! ? and any opening quote)."""
+    """Indices of tokens that begin a sentence (after . ! ? and any opening quote, and after
+    a dateline's dash: "OSLO, March 14 - The bank ...")."""
     starts: set[int] = set()
     at_start = True
+    dateline = False  # between a dateline's city and its dash
     for i, tok in enumerate(tokens):
         t = tok.text
         if tok.line_start and _is_line_of_its_own(tokens, i):
             at_start = True  # a headline has no full stop: the line under it starts anew
+            dateline = _is_dateline(tokens, i)
+        if dateline and t in _DASHES:
+            at_start, dateline = True, False
         if at_start and t not in _OPENERS:
             starts.add(i)
             at_start = False

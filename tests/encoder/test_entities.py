@@ -141,6 +141,17 @@ def test_a_role_or_nationality_noun_before_a_name_stays_out() -> None:
         "Maria Kowalczyk",
     ]
     assert names("The Frenchman said no.") == []
+    assert names("Swede Erik Lindqvist won. Rector Ewa Kaminska resigned.") == [
+        "Erik Lindqvist",
+        "Ewa Kaminska",
+    ]
+
+
+def test_a_datelines_dash_starts_a_sentence() -> None:
+    # "The" after the dash opens the sentence, as after a full stop: no part of the name.
+    text = "Rates held\n\nNAIROBI, May 6 - The Central Bank of Kenya held rates on Monday."
+    assert "Central Bank of Kenya" in names(text)
+    assert names("Rates held\n\nNAIROBI, May 6 - Halden Group agreed.")[-1] == "Halden Group"
 
 
 def test_a_plural_possessive_inside_an_institution_name() -> None:
