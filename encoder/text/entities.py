@@ -129,7 +129,7 @@ _DEMONYMS = _words(
 # Common words that begin place names: at a sentence start they stay ("New Zealand's ...").
 _PLACE_OPENERS = _words("new south north east west great united sri hong san santa los las el")
 # Head nouns of organisations' names: "Brekke Energy" never goes by "Energy" alone.
-_ORG_HEADS = _words(
+ORG_HEADS = _words(
     """
     group energy shipping rail railways airlines airways air bank banks capital finance
     minerals mining metals oil gas petroleum power holdings investments partners securities
@@ -144,7 +144,7 @@ _ORG_HEADS = _words(
 # ... and those of companies and parties, which go by the rest of their name ("Halden" for
 # "Halden Group"); not those often named after a place ("Oxford University", "Singapore
 # Airlines"), where the rest is the place.
-_SHORTENED_HEADS = _ORG_HEADS - _words(
+_SHORTENED_HEADS = ORG_HEADS - _words(
     "airlines airways air council hospital institute university college foundation "
     "association agency authority commission committee union federation society league club"
 )
@@ -487,7 +487,7 @@ def _surname(name: str) -> str | None:
     word, or an "X of Y" ("Musharraf" is Pervez Musharraf; "England" is not the Bank of
     England)."""
     words = name.split()
-    if len(words) < 2 or " of " in f" {name.lower()} " or words[-1].lower() in _ORG_HEADS:
+    if len(words) < 2 or " of " in f" {name.lower()} " or words[-1].lower() in ORG_HEADS:
         return None
     given = words[-1].split("-")
     if len(words) == 2 and len(given) == 2 and given[1].islower():
@@ -636,7 +636,7 @@ def _short_form(name: str) -> str | None:
         return None
     if " of " in f" {name.lower()} ":
         return None
-    while words and words[-1].lower() in _ORG_HEADS:
+    while words and words[-1].lower() in ORG_HEADS:
         words.pop()
     if not words or words[0].lower() in _NOT_NAMES or words[-1].lower() in _CONNECTORS:
         return None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from encoder.text import entities
 from encoder.text.entities import TITLES
 
 PLACE_MARK = "^in"
@@ -111,17 +112,13 @@ _ORG_OWNS = _words(
     """
 )
 # A name holding one of these words names an organisation ("Fjord Bank", "Halden Group",
-# "Health Watch Nigeria", "Supreme Court"), whatever the text says around it.
-ORG_HEADS = _words(
+# "Health Watch Nigeria", "Supreme Court"), whatever the text says around it: the head nouns
+# by which the entity finder groups a company's short form with its name, and these.
+ORG_HEADS = entities.ORG_HEADS | _words(
     """
-    bank group union fund association federation council court ministry agency authority
-    board commission committee company corporation corp inc ltd plc llc ag sa asa ab nv gmbh
-    holdings partners capital industries systems services energy electronics media
-    foundation institute university college school hospital clinic museum festival party
-    alliance watch forum league club airlines airline motors shipping rail railways
-    telecom telecoms pharmaceuticals pharma laboratories labs logistics insurance
-    underwriting securities investments ventures resources mining minerals exchange
-    network press trust society register office department organisation organization
+    airline alliance board clinic court department exchange festival forum laboratories llc
+    ministry museum network office organisation organization press register resources
+    school services telecoms underwriting ventures watch
     """
 )
 # "an analyst at Liffey Stockbrokers", "chief executive of Halden": where a person works.
