@@ -110,7 +110,7 @@ _NOT_NAMES = _words(
     """
 )
 # Nationalities and other adjectives of place or faith: not a name on their own.
-_DEMONYMS = _words(
+DEMONYMS = _words(
     """
     american british english scottish welsh irish australian canadian indian pakistani chinese
     japanese korean french german italian spanish portuguese dutch belgian swiss austrian
@@ -440,7 +440,7 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
                 last
                 and last[1] == i + k
                 and last[1] - last[0] == 1
-                and tokens[last[0]].text.lower() in _DEMONYMS
+                and tokens[last[0]].text.lower() in DEMONYMS
             ):
                 pieces.pop()
             k = piece_start = title_end
@@ -553,7 +553,7 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         if shouting.get(a, False) and surface.isupper():
             continue  # a heading in capitals, not a run of acronyms
         words = surface.lower().split()
-        if len(words) <= 2 and words[-1] in _DEMONYMS:
+        if len(words) <= 2 and words[-1] in DEMONYMS:
             continue  # "Indian", "South Korean": adjectives of place
         if len(words) == 1 and not alias:
             word = tokens[a].text

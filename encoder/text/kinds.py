@@ -100,7 +100,8 @@ ORG_NOUNS = _words(
     commission board government department organisation organization charity foundation
     publisher exchange supplier manufacturer retailer miner producer exporter contractor
     brokerage consultancy provider utility watchdog body conglomerate drugmaker carmaker
-    automaker chain subsidiary investor owner
+    automaker chain subsidiary investor owner studio journal distributor squad police force
+    magazine label orchestra laboratory funder
     """
 )
 # "Halden's shares", "Halden's board": what a company owns.

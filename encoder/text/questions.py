@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from encoder.text.entities import DEMONYMS
 from encoder.text.kinds import ORG_NOUNS, ROLES
 from encoder.text.tokens import PLACEHOLDER
 
@@ -319,7 +320,7 @@ AGENT, PERSON, PLACE, ORGANISATION = "agent", "person", "place", "organisation"
 # Nouns of "(In) which <noun>" that ask for a place.
 _PLACE_NOUNS = _words(
     "city town village country region province county district capital port island nation "
-    "neighbourhood neighborhood suburb area place state"
+    "neighbourhood neighborhood suburb area place state airport stadium"
 )
 
 
@@ -372,7 +373,7 @@ def _asks_for_person(words: list[str]) -> bool:
 def asks_for(question: str) -> str | None:
     """What a plain question asks for: "person" for a Who/Whom-question whose verb or role
     only a person fills ("Who chairs Hanul?", "Who was jailed?", "Who is the chief
-    executive of Rimal?"); "agent" (a person or an organisation) for other Who, Whom and
+    executive of Rimal?") and for "Which <role or nationality> ...?" ("Which Brazilian ...?"); "agent" (a person or an organisation) for other Who, Whom and
     Whose questions; "place" for Where and "(In) which/what <place noun>" ("In which city
     ...?"); "organisation" for "Which <organisation noun>" ("Which bank ...?"); None for a
     cloze sentence and every other question (a Which-question's noun is kept in its cloze
@@ -394,6 +395,8 @@ def asks_for(question: str) -> str | None:
             return PLACE
         if n and words[n] in ORG_NOUNS:
             return ORGANISATION
+        if n and (words[n] in ROLES or words[n] in DEMONYMS):  # "Which Brazilian ...?"
+            return PERSON
     return None
 
 

@@ -214,7 +214,11 @@ def test_verb_forms(verb: str, past: str, third: str) -> None:
         ("What country hosts the talks?", PLACE),
         ("Which bank arranged the debt?", ORGANISATION),
         ("Which law firm acted for Solvind?", ORGANISATION),
-        ("Which goalkeeper saved the header?", None),  # its noun stays in the cloze
+        ("Which goalkeeper saved the header?", PERSON),  # a role
+        ("Which Brazilian sat on the jury?", PERSON),  # a nationality: a person
+        ("At which airport does the airline hold slots?", PLACE),
+        ("Which police force is investigating?", ORGANISATION),
+        ("Which cloud did Anna see?", None),  # its noun stays in the cloze
         ("Which state miner put its talks on hold?", ORGANISATION),  # the head noun: "miner"
         ("Marcus drove @placeholder home", None),
     ],
