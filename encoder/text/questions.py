@@ -373,11 +373,12 @@ def _asks_for_person(words: list[str]) -> bool:
 def asks_for(question: str) -> str | None:
     """What a plain question asks for: "person" for a Who/Whom-question whose verb or role
     only a person fills ("Who chairs Hanul?", "Who was jailed?", "Who is the chief
-    executive of Rimal?") and for "Which <role or nationality> ...?" ("Which Brazilian ...?"); "agent" (a person or an organisation) for other Who, Whom and
-    Whose questions; "place" for Where and "(In) which/what <place noun>" ("In which city
-    ...?"); "organisation" for "Which <organisation noun>" ("Which bank ...?"); None for a
-    cloze sentence and every other question (a Which-question's noun is kept in its cloze
-    too: "the bank @placeholder ...")."""
+    executive of Rimal?") and for "Which <role or nationality> ...?" ("Which Brazilian
+    ...?"); "agent" (a person or an organisation) for other Who, Whom and Whose questions;
+    "place" for Where and "(In) which/what <place noun>" ("In which city ...?");
+    "organisation" for "Which <organisation noun>" ("Which bank ...?"); None for a cloze
+    sentence and every other question (a Which-question's noun is kept in its cloze too: "the
+    bank @placeholder ...")."""
     if PLACEHOLDER in question:
         return None
     words = [w.lower() for w in _question_words(question)]
