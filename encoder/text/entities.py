@@ -34,11 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from encoder.text.tokens import TOKEN_RE
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
+from encoder.text.tokens import word_set as _words
 
 _CONNECTORS = _words(
     "of for the de van von der den da di du do la le del della des bin ibn al el y dos das ter"
@@ -82,11 +78,13 @@ _TITLE_MODIFIERS = _words(
     """
 )
 _MONTH_ABBREVIATIONS = _words("jan feb mar apr jun jul aug sep sept oct nov dec")
-_CALENDAR = _words(
+MONTHS = _MONTH_ABBREVIATIONS | _words(
+    "january february march april may june july august september october november december"
+)
+_CALENDAR = MONTHS | _words(
     """
-    january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday
-    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
+    mon tue tues wed thu thur thurs fri sat sun
     """
 )
 # Capitalised at a sentence's start, or by convention, but not names.

@@ -24,15 +24,12 @@ from collections.abc import Sequence
 
 from encoder.text import entities
 from encoder.text.entities import TITLES
+from encoder.text.tokens import word_set as _words
 
 PLACE_MARK = "^in"
 PERSON_MARK = "^p"
 ORG_MARK = "^o"
 MARKS = (PLACE_MARK, PERSON_MARK, ORG_MARK)
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 LOCATIVE = _words("in near across throughout outside inside around")
@@ -69,23 +66,13 @@ _PLACE_OWNS = _words(
     constitutional electoral watchdog
     """
 )
-MONTHS = _words(
-    """
-    january february march april may june july august september october november december
-    jan feb mar apr jun jul aug sep sept oct nov dec
-    """
-)
-# What news puts before a person's name beyond the titles the entity finder knows
-# ("analyst Orla Keane", "striker Rui Duarte").
+# What news puts before a person's name: the titles and roles the entity finder keeps out of
+# names ("analyst Orla Keane", "striker Rui Duarte"), and these.
 ROLES = TITLES | _words(
     """
-    analyst analysts economist strategist striker midfielder defender goalkeeper forward
-    grandmaster player players seed champion rider driver cyclist runner swimmer teammate
-    manager engineer official spokesperson scientist researcher doctor nurse activist
-    farmer worker resident designer architect author writer painter artist actor actress
-    singer novelist historian journalist reporter editor photographer navigator pilot
-    boss trader banker broker consultant adviser advisor investigator auditor accountant
-    candidate rector dean teacher student economist chairperson treasurer negotiator
+    analysts grandmaster player players seed champion rider driver cyclist runner swimmer
+    teammate official farmer worker resident painter pilot boss investigator auditor
+    accountant candidate dean student chairperson treasurer negotiator
     """
 )
 # What news puts before an organisation's name ("rival bidder Vestlys", "wind developer
@@ -148,7 +135,7 @@ def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
         or (before in _DIRECTIONS and before2 in LOCATIVE)
         or (before in ("to", "from") and before2 in _MOTION)
         or (before == "of" and before2 in _PLACE_OF)
-        or (len(after) > 1 and after[0] == "," and after[1] in MONTHS)  # a dateline
+        or (len(after) > 1 and after[0] == "," and after[1] in entities.MONTHS)  # a dateline
         or after[:2] == ["-", "based"]
         or (len(after) > 1 and after[0] == "'s" and after[1] in _PLACE_OWNS)
     ):

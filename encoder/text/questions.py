@@ -37,6 +37,7 @@ from collections.abc import Callable
 from encoder.text.entities import DEMONYMS
 from encoder.text.kinds import ORG_NOUNS, ROLES
 from encoder.text.tokens import PLACEHOLDER
+from encoder.text.tokens import word_set as _words
 
 FORMS = (
     "a question is a cloze sentence with one @placeholder, or a plain question starting "
@@ -49,10 +50,6 @@ FORMS = (
 
 class UnsupportedQuestion(ValueError):
     """The question is neither a cloze sentence nor a form this module rewrites."""
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 _PRONOUNS = _words("i you he she it we they")

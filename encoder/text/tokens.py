@@ -18,6 +18,12 @@ _ENTITY_PREFIX = "@entity"
 TOKEN_RE = re.compile(r"@entity\d+|@placeholder|[^\W_]+|'[^\W_]+|[^\w\s]", re.UNICODE)
 _MARKER_RE = re.compile(r"@entity(\d+)")
 
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of a space-separated list, as the text modules write their lexicons."""
+    return frozenset(text.split())
+
+
 # Words too common to tell one passage from another: left out where text is matched by its
 # words (the bag-of-words baseline, the answers' support).
 _STOP_TEXT = """
