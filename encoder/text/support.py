@@ -138,31 +138,41 @@ def support(terms: Terms, windows: Sequence[str], name: str = "") -> float | Non
 
 
 class Evidence(NamedTuple):
-    """One entity's kept windows as word sets, split once (a record keeps them for all its
-    questions)."""
+    """One entity's kept windows as word sets and what the text says it is, read once (a
+    record keeps them for all its questions)."""
 
     windows: tuple[tuple[frozenset[str], frozenset[str]], ...]  # (near words, far words) each
     # The words of its name. Only a Which-question's noun may be found there: a question's
     # other words in a name say the question names it ("Who heads the fruit exporters'
     # association?" is not answered by the association).
     name: frozenset[str] = frozenset()
-    organisation: bool = False  # its name says it is an organisation's ("Fjord Bank")
-    place: bool = False  # its name says it is a place's or an event's ("Tagus River")
+    # The share of its kept mentions the text marks as a place's, a person's, an
+    # organisation's (encoder.text.kinds; 0 for a record kept before the marks were): near 1
+    # for a town the text puts things in; 1 where the name says it ("Tagus River", "Fjord
+    # Bank").
+    place: float = 0.0
+    person: float = 0.0
+    organisation: float = 0.0
 
 
 def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
-    """An entity's kept windows and name as what `support` reads."""
+    """An entity's kept windows and name as what `support` and `kind_weighted` read."""
     out = []
     for window in windows:
         near, _, far = window.partition(FAR_MARK)
         near_words = frozenset(stem(t) for t in near.split())
         out.append((near_words, frozenset(stem(t) for t in far.split()) - near_words))
     words = [t for t in tokenize(name) if t.isalnum()]
+
+    def share(mark: str) -> float:
+        return sum(mark in near for near, _ in out) / len(out) if out else 0.0
+
     return Evidence(
         tuple(out),
         frozenset(map(stem, words)),
-        names_organisation(frozenset(words)),
-        names_place(words),
+        place=1.0 if names_place(words) else share(PLACE_MARK),
+        person=share(PERSON_MARK),
+        organisation=1.0 if names_organisation(frozenset(words)) else share(ORG_MARK),
     )
 
 
@@ -186,29 +196,6 @@ def evidence_support(terms: Terms, evidence: Evidence) -> float | None:
     return best / len(words)
 
 
-def place_share(evidence: Evidence) -> float:
-    """The share of an entity's kept mentions that the text marks as a place's
-    (encoder.text.kinds): near 1 for a town the text puts things in, 0 for a person or a
-    company (0 too for a record kept before the marks were)."""
-    return 1.0 if evidence.place else _marked_share(evidence, PLACE_MARK)
-
-
-def person_share(evidence: Evidence) -> float:
-    """The share of an entity's kept mentions that the text marks as a person's."""
-    return _marked_share(evidence, PERSON_MARK)
-
-
-def organisation_share(evidence: Evidence) -> float:
-    """1 for a name that says it is an organisation's, else the share of its kept mentions
-    that the text marks as one."""
-    return 1.0 if evidence.organisation else _marked_share(evidence, ORG_MARK)
-
-
-def _marked_share(evidence: Evidence, mark: str) -> float:
-    windows = evidence.windows
-    return sum(mark in near for near, _ in windows) / len(windows) if windows else 0.0
-
-
 # λ_kind: a Who-question's answer is a person or an organisation (a person only, where its
 # verb or role says so: encoder.text.questions.asks_for), a Where-question's a place, a "Which
 # bank ...?" question's an organisation. The factor exp(∓ λ_kind · share) demotes a town named
@@ -225,17 +212,18 @@ def kind_weighted(
     probs: Sequence[float], evidence: Sequence[Evidence], kind: str | None
 ) -> list[float]:
     """Candidates' probabilities (and their evidence) weighed by what the question asks for,
-    scaled back to their sum: an agent, exp(−KIND_WEIGHT · place share); a place, exp(+KIND_WEIGHT
-    · place share); an organisation, exp(−KIND_WEIGHT · (place share + person share)); as they
-    are for other questions."""
+    scaled back to their sum: an agent, exp(−KIND_WEIGHT · place share); a person,
+    exp(−KIND_WEIGHT · (place share + organisation share)); a place, exp(+KIND_WEIGHT · place
+    share); an organisation, exp(−KIND_WEIGHT · (place share + person share)); as they are for
+    other questions."""
     if kind == AGENT:
-        logs = [-place_share(e) for e in evidence]
+        logs = [-e.place for e in evidence]
     elif kind == PERSON:
-        logs = [-place_share(e) - organisation_share(e) for e in evidence]
+        logs = [-e.place - e.organisation for e in evidence]
     elif kind == PLACE:
-        logs = [place_share(e) for e in evidence]
+        logs = [e.place for e in evidence]
     elif kind == ORGANISATION:
-        logs = [-place_share(e) - person_share(e) for e in evidence]
+        logs = [-e.place - e.person for e in evidence]
     else:
         return list(probs)
     weighted = [p * math.exp(KIND_WEIGHT * x) for p, x in zip(probs, logs, strict=True)]

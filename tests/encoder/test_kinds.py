@@ -13,7 +13,7 @@ from encoder.text.kinds import (
     names_place,
 )
 from encoder.text.questions import AGENT, ORGANISATION, PERSON, asks_for
-from encoder.text.support import entity_evidence, kind_weighted, organisation_share, place_share
+from encoder.text.support import entity_evidence, kind_weighted
 from encoder.text.tokens import tokenize
 
 
@@ -73,8 +73,8 @@ def test_a_name_says_what_it_is() -> None:
     assert not names_place(["civic", "harbour", "alliance"])
     assert not names_place(["harbour", "master", "keane"])  # the place word is not its head
     evidence = entity_evidence(["plain words ^|"], "Fjord Bank")
-    assert organisation_share(evidence) == 1.0 and place_share(evidence) == 0.0
-    assert place_share(entity_evidence(["plain words ^|"], "Tagus River")) == 1.0
+    assert evidence.organisation == 1.0 and evidence.place == 0.0
+    assert entity_evidence(["plain words ^|"], "Tagus River").place == 1.0
 
 
 @pytest.mark.parametrize(

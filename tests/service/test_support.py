@@ -18,8 +18,6 @@ from encoder.text.support import (
     evidence_support,
     kind_weighted,
     mention_windows,
-    person_share,
-    place_share,
     question_terms,
     stem,
     support,
@@ -102,14 +100,14 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
 def test_a_place_is_marked_where_the_text_puts_things_in_it() -> None:
     text = STORY + " Haugen lives in Bergen. Lund wrote to Bergen from Oslo."
     anon, windows, slot = _windows_of(text)
-    share = {n: place_share(entity_evidence(windows[i], n)) for n, i in slot.items()}
+    share = {n: entity_evidence(windows[i], n).place for n, i in slot.items()}
     assert share["Bergen"] == 0.5  # "in Bergen"; "wrote to Bergen" says nothing
     assert share["Oslo"] == pytest.approx(2 / 3)  # "OSLO, March 14 -", "in Oslo"; "from Oslo"
     assert share["Jan Haugen"] == share["Fjord Bank"] == share["Halden Group"] == 0.0
     # The mark is no word of a question: support is unchanged by it.
     terms = question_terms(anonymise_query("@placeholder lives in Bergen", anon.entities))
     assert PLACE_MARK not in terms.words and "^" not in "".join(terms.words)
-    assert place_share(Evidence(())) == 0.0
+    assert Evidence(()).place == 0.0 and entity_evidence([]).place == 0.0
 
 
 def _evidence(*marks: str) -> Evidence:
@@ -142,7 +140,7 @@ def test_a_person_is_marked_by_a_title_or_a_pronoun() -> None:
         "sell. Halden Group said it would not."
     )
     _, windows, slot = _windows_of(text)
-    share = {n: person_share(entity_evidence(windows[i], n)) for n, i in slot.items()}
+    share = {n: entity_evidence(windows[i], n).person for n, i in slot.items()}
     assert share["Kari Lund"] == 1.0 and share["Jan Haugen"] == 1.0
     assert share["Halden Group"] == 0.0 and share["Oslo"] == 0.0
 
