@@ -28,6 +28,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             log=lambda line: print(line, flush=True),
             resume=args.resume,
             threads=args.threads,
+            device=args.device,
         )
     except (DataError, RecipeError) as e:
         print(f"error: {e}")
@@ -107,4 +108,9 @@ def register(sub: Any) -> None:
         help="continue from <out>.resume when it exists",
     )
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="where the weights train: cpu, or cuda where torch sees a GPU",
+    )
     p.set_defaults(handler=_run)

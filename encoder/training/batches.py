@@ -8,7 +8,8 @@ and the reader has to answer from the text around the markers.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -103,6 +104,14 @@ class Batch:
     answers: Tensor  # (B,)
     doc_entities: Tensor | None = None  # (B, n) mentions mode, -1 off mentions and padding
     query_entities: Tensor | None = None  # (B, m)
+
+    def to(self, device: torch.device | str) -> Batch:
+        """The same batch on `device` (training on a GPU; a no-op on the CPU)."""
+        moved: dict[str, Any] = {}
+        for f in fields(self):
+            t = getattr(self, f.name)
+            moved[f.name] = None if t is None else t.to(device)
+        return Batch(**moved)
 
 
 def make_batch(data: Encoded, idx: Sequence[int], pad_id: int) -> Batch:

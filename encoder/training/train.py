@@ -175,10 +175,13 @@ def train_recipe(
     resume: bool = True,
     threads: int | None = None,
     save_every_s: float = 300.0,
+    device: str = "cpu",
 ) -> History:
     """Run the recipe's stages in order, keeping at `out` the checkpoint with the best mean
     validation accuracy. `<out>.resume` is written after every epoch and every `save_every_s`
-    seconds within one, so a stopped run picks up at the batch where it stopped."""
+    seconds within one, so a stopped run picks up at the batch where it stopped. On another
+    `device` (a GPU) the weights train there; checkpoints and resume files are the same (the
+    dropout draws of a GPU are not kept, so a resumed GPU run is not bit-exact)."""
     if threads:
         torch.set_num_threads(threads)
     check_data(recipe)
@@ -264,6 +267,7 @@ def train_recipe(
             recipe.entity_scale,
             torch.Generator().manual_seed(recipe.seed),
         )
+    model.to(device)
     embed_params = list(model.embedding.parameters())
     other_params = [
         p
@@ -288,14 +292,16 @@ def train_recipe(
     if recipe.freeze_markers and recipe.embedding_lr_scale > 0:
         # Fixed random marker vectors: every slot is alike, so what is learnt for one entity
         # number holds for all E, trained often or not.
-        markers = torch.arange(vocab.entity_offset, vocab.entity_offset + vocab.max_entities)
+        markers = torch.arange(
+            vocab.entity_offset, vocab.entity_offset + vocab.max_entities, device=device
+        )
         model.embedding.weight.register_hook(lambda g: g.index_fill(0, markers, 0.0))
     optimizer = torch.optim.Adam(groups, lr=recipe.stages[0].lr)
     history = History()
     pos = _Position()
     resume_path = _resume_path(out)
     if resume and resume_path.is_file():
-        state = torch.load(resume_path, weights_only=True)
+        state = torch.load(resume_path, weights_only=True, map_location="cpu")
         if state["format"] != RESUME_FORMAT or state["config"] != asdict(config):
             raise ValueError(f"{resume_path} was written for another configuration")
         if _without_epochs(state["recipe"]) != _without_epochs(recipe.as_dict()):
@@ -316,7 +322,7 @@ def train_recipe(
         f"{sum(len(d) for d in valid_data.values())} validation questions, "
         f"vocabulary {len(vocab)} ({glove_words} GloVe), "
         f"{sum(p.numel() for p in model.parameters())} parameters, "
-        f"{len(recipe.stages)} stages"
+        f"{len(recipe.stages)} stages, on {device}"
     )
     described = {str(p): data_meta(p) for p in [*recipe.data_dirs(), *recipe.validation]}
     meta_base = {
@@ -397,6 +403,7 @@ def train_recipe(
                     b = permute_entities(
                         b, vocab.entity_offset, generator, recipe.entity_slots == "all"
                     )
+                b = b.to(device)
                 scores = model(
                     b.doc_ids,
                     b.doc_lengths,

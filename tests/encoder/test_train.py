@@ -121,6 +121,18 @@ def test_permute_entities_keeps_questions_consistent(data_dir: Path) -> None:
         )
 
 
+def test_a_batch_moves_whole_to_another_device() -> None:
+    data, vocab = _story_questions(max_entities=8)
+    batch = make_batch(data, list(range(3)), vocab.pad_id)
+    assert batch.doc_entities is None  # a field left empty stays empty
+    moved = batch.to("meta")  # a device without data: every tensor goes, none is left behind
+    for name in ("doc_ids", "doc_lengths", "query_ids", "query_lengths", "candidate_mask"):
+        assert getattr(moved, name).device.type == "meta"
+        assert getattr(moved, name).shape == getattr(batch, name).shape
+    assert moved.answers.device.type == "meta" and moved.doc_entities is None
+    assert batch.to("cpu").doc_ids is batch.doc_ids  # on the CPU, nothing is copied
+
+
 def test_spread_entities_moves_names_into_all_slots(data_dir: Path) -> None:
     data, vocab = _story_questions(max_entities=32)
     spread = spread_entities(data, vocab.entity_offset, vocab.pad_id, torch.Generator())
@@ -144,6 +156,7 @@ def test_train_and_evaluate_commands(data_dir: Path, capsys: pytest.CaptureFixtu
 
     out = data_dir / "cli" / "gated.pt"
     args = ["train", "--mode", "gated", "--data", str(data_dir), "--out", str(out)]
+    args += ["--device", "cpu"]
     assert main([*args, "--epochs", "1", "--hidden-size", "8", "--no-glove"]) == 0
     assert "best validation accuracy" in capsys.readouterr().out
     assert (
