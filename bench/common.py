@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +34,14 @@ class Goal:
 
 def first_questions(path: Path, n: int, folder: Path | None = None) -> Path:
     """The first n questions of a set, in a file in `folder` (beside the set by default): large
-    sets, quick looks."""
+    sets, quick looks. Written to a temporary file and renamed, so two runs reading the same
+    set at once never see each other's half-written file."""
     out = (folder or path.parent) / f"{path.parent.name}-{path.stem}.first{n}.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:n]
-    out.write_text("".join(lines), encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=out.name, suffix=".tmp", dir=out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("".join(lines))
+    os.replace(tmp, out)
     return out
 
 
