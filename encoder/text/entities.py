@@ -450,7 +450,8 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
     for a, b in pieces:
         while a < b and _is_joiner(tokens[a].text):
             a += 1
-        while b > a and _is_joiner(tokens[b - 1].text):
+        # A possessive before a title ends its piece: "Poland's Minister of ..." names Poland.
+        while b > a and (_is_joiner(tokens[b - 1].text) or tokens[b - 1].text == "'s"):
             b -= 1
         if a < b:
             trimmed.append((a, b))

@@ -159,3 +159,11 @@ def test_a_plural_possessive_inside_an_institution_name() -> None:
         "Irish Airline Pilots' Association"
     ]
     assert "Pilots" in names("The Pilots' union struck.")  # not an institution's head noun
+
+
+def test_a_possessive_before_a_title_names_the_country_alone() -> None:
+    # At a sentence start as in the middle, "Poland's Minister ..." is Poland, one entity.
+    text = "Poland's Minister of Finance, Anna Nowak, agreed. Later Poland's output rose."
+    found = names(text)
+    assert "Poland" in found and "Poland's" not in found
+    assert found.count("Poland") == 1 and "Anna Nowak" in found
