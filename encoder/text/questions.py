@@ -136,6 +136,14 @@ def _subject_length(words: list[str]) -> int:
         return 1
     if first.lower() in _DETERMINERS:
         n = 2 if len(words) > 1 else 0
+        # ... a name after it runs on: "the Highland Institute", "the Bank of England"
+        while 0 < n < len(words) and words[n - 1][:1].isupper():
+            if words[n][:1].isupper():
+                n += 1
+            elif words[n] in ("of", "for") and n + 1 < len(words) and words[n + 1][:1].isupper():
+                n += 2
+            else:
+                break
     else:
         n = 0
         while n < len(words) and words[n][:1].isupper():
@@ -302,14 +310,18 @@ def to_cloze(question: str) -> str:
     Raises UnsupportedQuestion for other questions."""
     if PLACEHOLDER in question:
         return question
-    words = _question_words(question)
+    lead, words = _lead_and_words(question)
     if words and words[0].lower() == "where":
-        return _where_clause(words[1:], question)
-    wh = _wh_phrase(words) if words else None
-    if wh is None or not wh[1]:
-        raise UnsupportedQuestion(f"cannot read {question[:80]!r}: {FORMS}")
-    answer, rest = wh
-    return (_object_clause(answer, rest) or " ".join([answer, *rest])).replace(" , ", ", ")
+        cloze = _where_clause(words[1:], question)
+    else:
+        wh = _wh_phrase(words) if words else None
+        if wh is None or not wh[1]:
+            raise UnsupportedQuestion(f"cannot read {question[:80]!r}: {FORMS}")
+        answer, rest = wh
+        cloze = _object_clause(answer, rest) or " ".join([answer, *rest])
+    # A phrase before the wh-word ("Apart from Fort William, where ...") follows the
+    # statement, so its words (and the names it leaves out) stay in the question.
+    return " , ".join([cloze, " ".join(lead)] if lead else [cloze]).replace(" , ", ", ")
 
 
 # What a question asks for.
@@ -413,10 +425,70 @@ _BE = _words("is are was were")
 
 
 def _question_words(question: str) -> list[str]:
-    """A plain question's words, without its question mark, a fronted preposition moved last
-    (`_preposition_last`). A comma stands apart: it ends the wh-phrase's noun before an
-    appositive ("Which investor, the biggest in the brewer, backed the deal?")."""
-    return _preposition_last(_CLAUSE_COMMA.sub(" , ", question.strip().rstrip("?")).split())
+    """A plain question's words from its wh-word on (`_lead_and_words`)."""
+    return _lead_and_words(question)[1]
+
+
+def _lead_and_words(question: str) -> tuple[list[str], list[str]]:
+    """(the words of a phrase before the wh-word, else []; the question's words from it on)
+    without the question mark, a fronted preposition moved last (`_preposition_last`), "Which
+    of the two banks" read as "Which bank" (`_one_of`). A comma stands apart: it ends the
+    wh-phrase's noun before an appositive ("Which investor, the biggest in the brewer, backed
+    the deal?") and a phrase before the wh-word ("Apart from Oslo, where ...")."""
+    words = _CLAUSE_COMMA.sub(" , ", question.strip().rstrip("?")).split()
+    lead: list[str] = []
+    if words and not _opens_question(words, 0) and "," in words[: MAX_LEAD_WORDS + 1]:
+        comma = words.index(",")
+        if _opens_question(words, comma + 1):
+            lead, words = words[:comma], words[comma + 1 :]
+            lead[0] = lead[0] if lead[0][1:2].isupper() else lead[0][:1].lower() + lead[0][1:]
+    return lead, _one_of(_preposition_last(words))
+
+
+MAX_LEAD_WORDS = 8
+_WH_WORDS = _words("who whom whose which what where")
+
+
+def _opens_question(words: list[str], i: int) -> bool:
+    """Whether words[i:] open with a wh-word, or a preposition and Which/What/Whom."""
+    if i >= len(words):
+        return False
+    first = words[i].lower()
+    if first in _WH_WORDS:
+        return True
+    return first in PREPOSITIONS and i + 1 < len(words) and words[i + 1].lower() in _FRONTED
+
+
+def _one_of(words: list[str]) -> list[str]:
+    """ "Which of the two institutions ran ..." -> "Which institution ran ...": one of
+    several the text names, asked for by their noun, made singular."""
+    if len(words) < 4 or words[0].lower() not in ("which", "what") or words[1].lower() != "of":
+        return words
+    k = 2 + (words[2].lower() in _DETERMINERS)
+    k += k < len(words) and (words[k].isdigit() or words[k].lower() in _SMALL_NUMBERS)
+    rest = words[k:]
+    if rest and rest[0].lower() in _OBJECT_PRONOUNS:
+        return ["who", *rest[1:]]  # "Which of them won?": the answer, no noun
+    n = _noun_phrase_length(["which", *rest])
+    if n == 0:
+        return words
+    return [words[0], *rest[: n - 1], _singular(rest[n - 1]), *rest[n:]]
+
+
+_SMALL_NUMBERS = _words("two three four five six seven eight nine ten")
+_OBJECT_PRONOUNS = _words("them us you these those")
+
+
+def _singular(noun: str) -> str:
+    """A plural noun made singular by its regular endings ("companies", "banches", "banks")."""
+    low = noun.lower()
+    if low.endswith("ies") and len(low) > 4:
+        return noun[:-3] + "y"
+    if low.endswith(("ches", "shes", "sses", "xes")):
+        return noun[:-2]
+    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        return noun[:-1]
+    return noun
 
 
 _CLAUSE_COMMA = re.compile(r",(?=\s|$)")  # not the comma of "8,000"

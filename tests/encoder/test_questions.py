@@ -141,6 +141,28 @@ from encoder.text.questions import (
         ("Where did the rector study?", "the rector studied in @placeholder"),
         ("Where is the firm based?", "the firm is based in @placeholder"),
         ("Where is the clinic that Anna runs?", "the clinic that Anna runs is in @placeholder"),
+        # A name after a determiner is the subject whole, "of" and all.
+        (
+            "Where does the Highland Institute have a campus?",
+            "the Highland Institute has a campus in @placeholder",
+        ),
+        ("Who did the Bank of England hire?", "the Bank of England hired @placeholder"),
+        # One of several, by their noun: asked as "Which <noun>", made singular.
+        (
+            "Which of the two institutions ran a deficit last year?",
+            "the institution @placeholder ran a deficit last year",
+        ),
+        ("Which of the companies won the contract?", "the company @placeholder won the contract"),
+        ("Which of them won?", "@placeholder won"),
+        # A phrase before the wh-word follows the statement, its names kept in the question.
+        (
+            "Apart from Fort William, where does the Highland Institute have a campus?",
+            "the Highland Institute has a campus in @placeholder, apart from Fort William",
+        ),
+        (
+            "After the vote, in which city did the party meet?",
+            "the party met in the city @placeholder, after the vote",
+        ),
     ],
 )
 def test_plain_questions_become_cloze_sentences(question: str, cloze: str) -> None:
