@@ -72,7 +72,7 @@ ROLES = TITLES | _words(
     """
     analysts grandmaster player players seed champion rider driver cyclist runner swimmer
     teammate official farmer worker resident painter pilot boss investigator auditor
-    accountant candidate dean student chairperson treasurer negotiator
+    accountant candidate dean student chairperson treasurer negotiator head
     """
 )
 # What news puts before an organisation's name ("rival bidder Vestlys", "wind developer
@@ -123,6 +123,11 @@ _ORG_PRONOUNS = _words("it its itself")
 PRONOUN_REACH = 6
 
 
+# ... and its public bodies after one word that says which: "Indonesia's medicines
+# regulator", "Kenya's finance ministry", "Peru's electoral court".
+_PLACE_BODIES = _words("government parliament ministry regulator court police army navy watchdog")
+
+
 def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
     """What the words around the mention at `i` say its name is: PLACE_MARK, PERSON_MARK,
     ORG_MARK, or nothing."""
@@ -138,6 +143,7 @@ def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
         or (len(after) > 1 and after[0] == "," and after[1] in entities.MONTHS)  # a dateline
         or after[:2] == ["-", "based"]
         or (len(after) > 1 and after[0] == "'s" and after[1] in _PLACE_OWNS)
+        or (len(after) > 2 and after[0] == "'s" and after[2] in _PLACE_BODIES)
     ):
         marks.append(PLACE_MARK)
     pronoun = _next_pronoun(tokens, i)

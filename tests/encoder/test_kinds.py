@@ -33,6 +33,8 @@ def _marks(text: str, name: str) -> list[str]:
         ("The mayor of Marseille was questioned.", "Marseille", PLACE_MARK),
         ("A Luxembourg-based investor backed the deal.", "Luxembourg", PLACE_MARK),
         ("Greece's government rejected the bid.", "Greece", PLACE_MARK),
+        ("Indonesia's medicines regulator approved the shot.", "Indonesia", PLACE_MARK),
+        ("Agency head Wulandari said so.", "Wulandari", PERSON_MARK),
         ("Analyst Keane put the cost at 5 million.", "Keane", PERSON_MARK),
         ("Grandmaster Nguyen, 17, won the title.", "Nguyen", PERSON_MARK),
         ("Nguyen, 17, won the title.", "Nguyen", PERSON_MARK),  # an age
@@ -54,6 +56,7 @@ def test_a_mention_is_marked_by_what_its_neighbours_say(text: str, name: str, ma
         "Sousa wrote to Haugen last week.",  # "to" after a verb that goes nowhere
         "A stake in Halden rose.",  # what one owns in a company
         "Investors in Vestlys sold.",
+        "Halden's chief executive spoke.",  # a company's officer, not a country's body
     ],
 )
 def test_plain_mentions_carry_no_mark(text: str) -> None:
