@@ -369,7 +369,9 @@ def _connector_end(tokens: Sequence[_Token], start: int, j: int) -> int:
     head = tokens[j - 1].text.lower()
     joiner = tokens[j].text
     if joiner == "of":
-        return k if j - start == 1 or head in _OF_HEADS else j
+        # after one word, also after "The" and one word ("The Brotherhood of ... Workers")
+        one_word = j - start == 1 or (j - start == 2 and tokens[start].text == "The")
+        return k if one_word or head in _OF_HEADS else j
     if joiner == "for":
         return k if head in _OF_HEADS else j
     if joiner == "and":

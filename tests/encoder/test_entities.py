@@ -167,3 +167,8 @@ def test_a_possessive_before_a_title_names_the_country_alone() -> None:
     found = names(text)
     assert "Poland" in found and "Poland's" not in found
     assert found.count("Poland") == 1 and "Anna Nowak" in found
+
+
+def test_of_joins_after_the_and_one_word_at_a_sentence_start() -> None:
+    text = "The Brotherhood of Northern Rail Workers said its members would stay out."
+    assert names(text) == ["Brotherhood of Northern Rail Workers"]
