@@ -57,11 +57,14 @@ def test_the_page_needs_no_key_and_ships_no_outside_references(live_server_url: 
 
 
 def test_index_and_ask_through_the_page(browser: Any, live_server_url: str) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(browser, 60)
+    # The page rebuilds its lists as answers come in: an element read mid-rebuild is stale,
+    # and the wait tries again.
+    wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
     browser.get(live_server_url + "/")
     wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "input[name=mode]")))
     browser.find_element(By.ID, "text").send_keys(DOCUMENTS["harbour"])
@@ -117,7 +120,9 @@ def test_index_and_ask_through_the_page(browser: Any, live_server_url: str) -> N
     )
     from selenium.webdriver.support.ui import Select
 
-    Select(browser.find_element(By.ID, "documents")).select_by_value("page-harbour")
+    wait.until(
+        lambda d: Select(d.find_element(By.ID, "documents")).select_by_value("page-harbour") or True
+    )
     wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "page-harbour: indexed —"))
     wait.until(ec.element_to_be_clickable((By.ID, "ask")))
     browser.find_element(By.ID, "question").send_keys(QUESTIONS["harbour"][0])
@@ -135,11 +140,12 @@ def test_index_and_ask_through_the_page(browser: Any, live_server_url: str) -> N
 
 
 def test_a_failed_posting_leaves_no_stale_line(browser: Any, live_server_url: str) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(browser, 60)
+    wait = WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,))
     browser.get(live_server_url + "/")
     browser.find_element(By.ID, "text").send_keys(DOCUMENTS["orchard"])
     browser.find_element(By.ID, "doc-id").send_keys("page-orchard")
