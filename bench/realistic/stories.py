@@ -37,6 +37,7 @@ SETS = (
     "test8",
     "test9",
     "test10",
+    "test11",
 )
 
 
