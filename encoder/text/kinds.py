@@ -29,7 +29,10 @@ from encoder.text.tokens import word_set as _words
 PLACE_MARK = "^in"
 PERSON_MARK = "^p"
 ORG_MARK = "^o"
-MARKS = (PLACE_MARK, PERSON_MARK, ORG_MARK)
+# A place that is a country: what a state has ("Greece's government", "Kenya's finance
+# ministry"), beside PLACE_MARK. A "Which town ...?" question weighs such a place down.
+COUNTRY_MARK = "^cy"
+MARKS = (PLACE_MARK, PERSON_MARK, ORG_MARK, COUNTRY_MARK)
 
 
 LOCATIVE = _words("in near across throughout outside inside around")
@@ -128,9 +131,21 @@ PRONOUN_REACH = 6
 _PLACE_BODIES = _words("government parliament ministry regulator court police army navy watchdog")
 
 
+# ... and of these, what only a state has: "Chile's economy", "Peru's electoral court" is a
+# country's; "Nairobi's police" may be a city's.
+_STATE_OWNS = _words(
+    """
+    government parliament economy army military president prime premier ministry minister
+    ministers navy foreign interior regulator regulators supreme constitutional electoral
+    watchdog
+    """
+)
+_STATE_BODIES = (_PLACE_BODIES - _words("court police")) | _words("minister ministers")
+
+
 def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
-    """What the words around the mention at `i` say its name is: PLACE_MARK, PERSON_MARK,
-    ORG_MARK, or nothing."""
+    """What the words around the mention at `i` say its name is: PLACE_MARK (and
+    COUNTRY_MARK), PERSON_MARK, ORG_MARK, or nothing."""
     before = tokens[i - 1] if i > 0 else ""
     before2 = tokens[i - 2] if i > 1 else ""
     after = tokens[i + 1 : i + 4]
@@ -146,6 +161,12 @@ def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
         or (len(after) > 2 and after[0] == "'s" and after[2] in _PLACE_BODIES)
     ):
         marks.append(PLACE_MARK)
+    if (
+        len(after) > 1
+        and after[0] == "'s"
+        and (after[1] in _STATE_OWNS or (len(after) > 2 and after[2] in _STATE_BODIES))
+    ):
+        marks.append(COUNTRY_MARK)
     pronoun = _next_pronoun(tokens, i)
     if (
         before in ROLES

@@ -326,11 +326,13 @@ def to_cloze(question: str) -> str:
 
 # What a question asks for.
 AGENT, PERSON, PLACE, ORGANISATION = "agent", "person", "place", "organisation"
-# Nouns of "(In) which <noun>" that ask for a place.
+TOWN = "town"  # a place within a country: "Which town ...?", "In which city ...?"
+# Nouns of "(In) which <noun>" that ask for a place; of these, a town's.
 _PLACE_NOUNS = _words(
     "city town village country region province county district capital port island nation "
     "neighbourhood neighborhood suburb area place state airport stadium"
 )
+_TOWN_NOUNS = _words("city town village capital port neighbourhood neighborhood suburb")
 
 
 # A Who-question whose verb is one of these asks for a person: what people do and companies
@@ -384,7 +386,8 @@ def asks_for(question: str) -> str | None:
     only a person fills ("Who chairs Hanul?", "Who was jailed?", "Who is the chief
     executive of Rimal?") and for "Which <role or nationality> ...?" ("Which Brazilian
     ...?"); "agent" (a person or an organisation) for other Who, Whom and Whose questions;
-    "place" for Where and "(In) which/what <place noun>" ("In which city ...?");
+    "place" for Where and "(In) which/what <place noun>" ("In which region ...?"), "town"
+    where that noun is a town's ("In which city ...?");
     "organisation" for "Which <organisation noun>" ("Which bank ...?"); None for a cloze
     sentence and every other question (a Which-question's noun is kept in its cloze too: "the
     bank @placeholder ...")."""
@@ -402,7 +405,7 @@ def asks_for(question: str) -> str | None:
     if words[0] in ("which", "what"):
         n = _noun_phrase_length(words[1:])
         if n and words[n] in _PLACE_NOUNS:
-            return PLACE
+            return TOWN if words[n] in _TOWN_NOUNS else PLACE
         if n and words[n] in ORG_NOUNS:
             return ORGANISATION
         if n and (words[n] in ROLES or words[n] in DEMONYMS):  # "Which Brazilian ...?"

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from encoder.text.kinds import (
+    COUNTRY_MARK,
     ORG_MARK,
     PERSON_MARK,
     PLACE_MARK,
@@ -33,7 +34,7 @@ from encoder.text.kinds import (
     names_organisation,
     names_place,
 )
-from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE
+from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE, TOWN
 from encoder.text.tokens import PLACEHOLDER, STOP_WORDS, entity_index, tokenize
 
 WIDTH = 10  # tokens each side of a mention
@@ -153,6 +154,7 @@ class Evidence(NamedTuple):
     place: float = 0.0
     person: float = 0.0
     organisation: float = 0.0
+    country: float = 0.0  # of the place marks, a state's ("Greece's government")
 
 
 def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
@@ -173,6 +175,7 @@ def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
         place=1.0 if names_place(words) else share(PLACE_MARK),
         person=share(PERSON_MARK),
         organisation=1.0 if names_organisation(frozenset(words)) else share(ORG_MARK),
+        country=share(COUNTRY_MARK),
     )
 
 
@@ -214,14 +217,16 @@ def kind_weighted(
     """Candidates' probabilities (and their evidence) weighed by what the question asks for,
     scaled back to their sum: an agent, exp(−KIND_WEIGHT · place share); a person,
     exp(−KIND_WEIGHT · (place share + organisation share)); a place, exp(+KIND_WEIGHT · place
-    share); an organisation, exp(−KIND_WEIGHT · (place share + person share)); as they are for
-    other questions."""
+    share); a town, exp(+KIND_WEIGHT · (place share − country share)); an organisation,
+    exp(−KIND_WEIGHT · (place share + person share)); as they are for other questions."""
     if kind == AGENT:
         logs = [-e.place for e in evidence]
     elif kind == PERSON:
         logs = [-e.place - e.organisation for e in evidence]
     elif kind == PLACE:
         logs = [e.place for e in evidence]
+    elif kind == TOWN:
+        logs = [e.place - e.country for e in evidence]
     elif kind == ORGANISATION:
         logs = [-e.place - e.person for e in evidence]
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from encoder.text.kinds import (
+    COUNTRY_MARK,
     ORG_MARK,
     PERSON_MARK,
     PLACE_MARK,
@@ -12,7 +13,7 @@ from encoder.text.kinds import (
     names_organisation,
     names_place,
 )
-from encoder.text.questions import AGENT, ORGANISATION, PERSON, asks_for
+from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE, TOWN, asks_for
 from encoder.text.support import entity_evidence, kind_weighted
 from encoder.text.tokens import tokenize
 
@@ -32,8 +33,6 @@ def _marks(text: str, name: str) -> list[str]:
         ("A team sent from Portugal arrived.", "Portugal", PLACE_MARK),
         ("The mayor of Marseille was questioned.", "Marseille", PLACE_MARK),
         ("A Luxembourg-based investor backed the deal.", "Luxembourg", PLACE_MARK),
-        ("Greece's government rejected the bid.", "Greece", PLACE_MARK),
-        ("Indonesia's medicines regulator approved the shot.", "Indonesia", PLACE_MARK),
         ("Agency head Wulandari said so.", "Wulandari", PERSON_MARK),
         ("Analyst Keane put the cost at 5 million.", "Keane", PERSON_MARK),
         ("Grandmaster Nguyen, 17, won the title.", "Nguyen", PERSON_MARK),
@@ -47,6 +46,23 @@ def _marks(text: str, name: str) -> list[str]:
 )
 def test_a_mention_is_marked_by_what_its_neighbours_say(text: str, name: str, mark: str) -> None:
     assert _marks(text, name) == [mark]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "marks"),
+    [
+        ("Greece's government rejected the bid.", "Greece", [PLACE_MARK, COUNTRY_MARK]),
+        (
+            "Indonesia's medicines regulator approved the shot.",
+            "Indonesia",
+            [PLACE_MARK, COUNTRY_MARK],
+        ),
+        ("Kenya's finance minister spoke.", "Kenya", [PLACE_MARK, COUNTRY_MARK]),
+        ("Lima's police closed the road.", "Lima", [PLACE_MARK]),  # a city has police too
+    ],
+)
+def test_what_a_state_has_marks_a_country(text: str, name: str, marks: list[str]) -> None:
+    assert _marks(text, name) == marks
 
 
 @pytest.mark.parametrize(
@@ -117,3 +133,12 @@ def test_a_person_question_demotes_organisations_and_places() -> None:
     # A plain Who-question may be answered by a company: only the town falls.
     agent = kind_weighted(probs, evidence, AGENT)
     assert agent[0] > agent[2] > agent[1]
+
+
+def test_a_town_question_demotes_a_country() -> None:
+    country = entity_evidence([f"{PLACE_MARK} {COUNTRY_MARK} plain ^|", "plain ^|"], "Colombia")
+    town = entity_evidence([f"{PLACE_MARK} plain ^|", "plain ^|"], "San Rafael")
+    probs = [0.6, 0.4]
+    assert kind_weighted(probs, [country, town], PLACE)[0] > 0.5  # a place either way
+    town_first = kind_weighted(probs, [country, town], TOWN)
+    assert town_first[1] > town_first[0]

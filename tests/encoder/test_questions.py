@@ -9,6 +9,7 @@ from encoder.text.questions import (
     ORGANISATION,
     PERSON,
     PLACE,
+    TOWN,
     UnsupportedQuestion,
     asks_for,
     past_tense,
@@ -231,8 +232,8 @@ def test_verb_forms(verb: str, past: str, third: str) -> None:
         ("With whom did Anna travel?", AGENT),
         ("Whose dog barked?", AGENT),
         ("Where did Anna study?", PLACE),
-        ("In which city was the plant built?", PLACE),
-        ("Which town did Peeters buy the painting in?", PLACE),
+        ("In which city was the plant built?", TOWN),  # a place within a country
+        ("Which town did Peeters buy the painting in?", TOWN),
         ("What country hosts the talks?", PLACE),
         ("Which bank arranged the debt?", ORGANISATION),
         ("Which law firm acted for Solvind?", ORGANISATION),
