@@ -38,6 +38,7 @@ SETS = (
     "test9",
     "test10",
     "test11",
+    "test12",
 )
 
 
