@@ -281,8 +281,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     if aux not in _DO and aux not in _KEPT_AUXILIARIES:
         return None
     n = _subject_length(rest[1:])
-    if aux in _DO and n == 0:
-        n = _bare_subject_length(rest[1:])
+    if n == 0 and (aux in _DO or (aux in _BE_HAVE and not _participle(rest[1]))):
+        n = _bare_subject_length(rest[1:])  # "did police arrest", "have farmers been protesting"
     if aux in _BE_HAVE:
         n = _be_have_subject(rest[1:], n)
     elif aux in _MODALS:

@@ -142,6 +142,14 @@ from encoder.text.questions import (
         ("Where did the rector study?", "the rector studied in @placeholder"),
         ("Where is the firm based?", "the firm is based in @placeholder"),
         ("Where is the clinic that Anna runs?", "the clinic that Anna runs is in @placeholder"),
+        # A bare plural subject after have/be, as after do
+        (
+            "Where have farmers been protesting over compensation?",
+            "farmers have been protesting over compensation in @placeholder",
+        ),
+        ("Who have investors backed?", "investors have backed @placeholder"),
+        ("Who has been appointed?", "@placeholder has been appointed"),
+        ("Who has shares in Halden?", "@placeholder has shares in Halden"),
         # A name after a determiner is the subject whole, "of" and all.
         (
             "Where does the Highland Institute have a campus?",
