@@ -39,6 +39,7 @@ SETS = (
     "test10",
     "test11",
     "test12",
+    "test13",
 )
 
 
