@@ -187,6 +187,21 @@ def _modal_subject(words: list[str], n: int) -> int:
     return n
 
 
+def _described(words: list[str], n: int) -> bool:
+    """After "is"/"was", whether a determiner's noun and the participle after it describe the
+    answer ("is the police officer leading the inquiry", "is the analyst quoted about the
+    revenue") rather than say what the subject is doing to it ("is the old man talking to"):
+    the participle already has its object, or is passive, and no preposition ends the
+    question to take the answer."""
+    if n < 2 or n >= len(words) or words[0].lower() not in _DETERMINERS:
+        return False
+    if words[-1].lower() in PREPOSITIONS:
+        return False
+    participle, after = words[n].lower(), words[n + 1 : n + 2]
+    passive = not participle.endswith("ing")
+    return passive or bool(after and after[0].lower() in _DETERMINERS)
+
+
 def _participle(word: str) -> bool:
     """Whether `word` can be the participle a be/have auxiliary takes (talking, met)."""
     low = word.lower()
@@ -285,6 +300,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
         n = _bare_subject_length(rest[1:])  # "did police arrest", "have farmers been protesting"
     if aux in _BE_HAVE:
         n = _be_have_subject(rest[1:], n)
+        if aux in _BE and _described(rest[1:], n):
+            return None  # "Who is the police officer leading the inquiry?": the answer is it
     elif aux in _MODALS:
         n = _modal_subject(rest[1:], n)
     subject, after = rest[1 : 1 + n], rest[1 + n :]
@@ -404,11 +421,13 @@ def asks_for(question: str) -> str | None:
         return PLACE
     if words[0] in ("which", "what"):
         n = _noun_phrase_length(words[1:])
-        if n and words[n] in _PLACE_NOUNS:
-            return TOWN if words[n] in _TOWN_NOUNS else PLACE
-        if n and words[n] in ORG_NOUNS:
+        noun = _POSSESSIVE.sub("", words[n]) if n else ""  # "Which company's workers ...?"
+        if noun in _PLACE_NOUNS:
+            return TOWN if noun in _TOWN_NOUNS else PLACE
+        if noun in ORG_NOUNS:
             return ORGANISATION
-        if n and (words[n] in ROLES or words[n] in DEMONYMS):  # "Which Brazilian ...?"
+        # "Which Brazilian ...?"; not "Which prosecutor's office ...?", an office's name
+        if n and (words[n] in ROLES or words[n] in DEMONYMS):
             return PERSON
     return None
 

@@ -114,6 +114,7 @@ def test_a_name_says_what_it_is() -> None:
         ("Who is paying for the trial?", AGENT),
         ("Whom did Marcus drive home?", AGENT),
         ("Which polling firm forecast the result?", ORGANISATION),
+        ("Which company's warehouse workers walked out?", ORGANISATION),  # the owner asked for
     ],
 )
 def test_what_kind_of_answer_a_who_question_asks_for(question: str, kind: str) -> None:

@@ -150,6 +150,21 @@ from encoder.text.questions import (
         ("Who have investors backed?", "investors have backed @placeholder"),
         ("Who has been appointed?", "@placeholder has been appointed"),
         ("Who has shares in Halden?", "@placeholder has shares in Halden"),
+        # After is/was, a determiner's noun and a participle with its object (or a passive one)
+        # describe the answer, unless a preposition at the end takes it.
+        (
+            "Who is the police officer leading the inquiry?",
+            "@placeholder is the police officer leading the inquiry",
+        ),
+        (
+            "Who is the analyst quoted about the revenue?",
+            "@placeholder is the analyst quoted about the revenue",
+        ),
+        (
+            "Who is the company paying the fine for?",
+            "the company is paying the fine for @placeholder",
+        ),
+        ("Who is the union meeting today?", "the union is meeting @placeholder today"),
         # A name after a determiner is the subject whole, "of" and all.
         (
             "Where does the Highland Institute have a campus?",
