@@ -40,6 +40,7 @@ SETS = (
     "test11",
     "test12",
     "test13",
+    "test14",
 )
 
 
