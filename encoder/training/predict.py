@@ -40,15 +40,9 @@ def predict(
     batch_size = max(1, min(batch_size, BATCH_TOKENS // longest))
     chunks = list(batches(len(data), batch_size, lengths, None))
     for idx in progress(chunks) if progress is not None else chunks:
-        b = make_batch(data, idx, model.config.pad_id)
-        d = model.device
+        b = make_batch(data, idx, model.config.pad_id).to(model.device)
         scores = model(
-            b.doc_ids.to(d),
-            b.doc_lengths.to(d),
-            b.query_ids.to(d),
-            b.query_lengths.to(d),
-            b.candidate_mask.to(d),
-            None if b.doc_entities is None else b.doc_entities.to(d),
+            b.doc_ids, b.doc_lengths, b.query_ids, b.query_lengths, b.candidate_mask, b.doc_entities
         )
         if choose is None:
             out[idx] = scores.argmax(dim=1).cpu()
