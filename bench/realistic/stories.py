@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoder.text.entities import name_key
+from encoder.text.questions import WH_WORDS
 
 HERE = Path(__file__).parent
 SETS = (
@@ -44,9 +45,6 @@ SETS = (
 )
 
 
-_WH_WORDS = frozenset({"who", "whom", "which", "whose", "where", "what"})
-
-
 @dataclass(frozen=True)
 class Asked:
     id: str
@@ -58,7 +56,7 @@ class Asked:
         """The question's first wh-word: who (Who and Whom), which, whose or where, wherever
         it stands ("In which city ...?", "With whom ...?", "Apart from Oslo, where ...?")."""
         words = [w.strip(",;:") for w in self.question.lower().split()]
-        wh = next((w for w in words if w in _WH_WORDS), words[0])
+        wh = next((w for w in words if w in WH_WORDS), words[0])
         return "who" if wh == "whom" else wh
 
 

@@ -468,7 +468,7 @@ def _lead_and_words(question: str) -> tuple[list[str], list[str]]:
 
 
 MAX_LEAD_WORDS = 8
-_WH_WORDS = _words("who whom whose which what where")
+WH_WORDS = _words("who whom whose which what where")
 
 
 def _opens_question(words: list[str], i: int) -> bool:
@@ -476,7 +476,7 @@ def _opens_question(words: list[str], i: int) -> bool:
     if i >= len(words):
         return False
     first = words[i].lower()
-    if first in _WH_WORDS:
+    if first in WH_WORDS:
         return True
     return first in PREPOSITIONS and i + 1 < len(words) and words[i + 1].lower() in _FRONTED
 
@@ -502,7 +502,7 @@ _OBJECT_PRONOUNS = _words("them us you these those")
 
 
 def _singular(noun: str) -> str:
-    """A plural noun made singular by its regular endings ("companies", "banches", "banks")."""
+    """A plural noun made singular by its regular endings ("companies", "branches", "banks")."""
     low = noun.lower()
     if low.endswith("ies") and len(low) > 4:
         return noun[:-3] + "y"
