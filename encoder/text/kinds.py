@@ -69,6 +69,19 @@ _PLACE_OWNS = _words(
     constitutional electoral watchdog
     """
 )
+# ... and its public bodies after one word that says which: "Indonesia's medicines
+# regulator", "Kenya's finance ministry", "Peru's electoral court".
+_PLACE_BODIES = _words("government parliament ministry regulator court police army navy watchdog")
+# ... and of these, what only a state has: "Chile's economy", "Peru's electoral court" is a
+# country's; "Nairobi's police" may be a city's.
+_STATE_OWNS = _words(
+    """
+    government parliament economy army military president prime premier ministry minister
+    ministers navy foreign interior regulator regulators supreme constitutional electoral
+    watchdog
+    """
+)
+_STATE_BODIES = (_PLACE_BODIES - _words("court police")) | _words("minister ministers")
 # What news puts before a person's name: the titles and roles the entity finder keeps out of
 # names ("analyst Orla Keane", "striker Rui Duarte"), and these.
 ROLES = TITLES | _words(
@@ -126,23 +139,6 @@ _ORG_PRONOUNS = _words("it its itself")
 PRONOUN_REACH = 6
 
 
-# ... and its public bodies after one word that says which: "Indonesia's medicines
-# regulator", "Kenya's finance ministry", "Peru's electoral court".
-_PLACE_BODIES = _words("government parliament ministry regulator court police army navy watchdog")
-
-
-# ... and of these, what only a state has: "Chile's economy", "Peru's electoral court" is a
-# country's; "Nairobi's police" may be a city's.
-_STATE_OWNS = _words(
-    """
-    government parliament economy army military president prime premier ministry minister
-    ministers navy foreign interior regulator regulators supreme constitutional electoral
-    watchdog
-    """
-)
-_STATE_BODIES = (_PLACE_BODIES - _words("court police")) | _words("minister ministers")
-
-
 def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
     """What the words around the mention at `i` say its name is: PLACE_MARK (and
     COUNTRY_MARK), PERSON_MARK, ORG_MARK, or nothing."""
@@ -157,15 +153,10 @@ def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
         or (before == "of" and before2 in _PLACE_OF)
         or (len(after) > 1 and after[0] == "," and after[1] in entities.MONTHS)  # a dateline
         or after[:2] == ["-", "based"]
-        or (len(after) > 1 and after[0] == "'s" and after[1] in _PLACE_OWNS)
-        or (len(after) > 2 and after[0] == "'s" and after[2] in _PLACE_BODIES)
+        or _owns(after, _PLACE_OWNS, _PLACE_BODIES)
     ):
         marks.append(PLACE_MARK)
-    if (
-        len(after) > 1
-        and after[0] == "'s"
-        and (after[1] in _STATE_OWNS or (len(after) > 2 and after[2] in _STATE_BODIES))
-    ):
+    if _owns(after, _STATE_OWNS, _STATE_BODIES):
         marks.append(COUNTRY_MARK)
     pronoun = _next_pronoun(tokens, i)
     if (
@@ -182,10 +173,20 @@ def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
         or pronoun == ORG_MARK
         or after[:2] == [",", "which"]
         or _acronym_after(after)
-        or (len(after) > 1 and after[0] == "'s" and after[1] in _ORG_OWNS)
+        or _owns(after, _ORG_OWNS)
     ):
         marks.append(ORG_MARK)
     return marks
+
+
+def _owns(
+    after: Sequence[str], nouns: frozenset[str], bodies: frozenset[str] = frozenset()
+) -> bool:
+    """Whether the words after a name say it has one of `nouns` ("Greece's government") or,
+    one word on, one of `bodies` ("Indonesia's medicines regulator")."""
+    if after[:1] != ["'s"]:
+        return False
+    return (len(after) > 1 and after[1] in nouns) or (len(after) > 2 and after[2] in bodies)
 
 
 def _acronym_after(after: Sequence[str]) -> bool:
