@@ -1,4 +1,5 @@
-"""`cheapqa data build`: make the entity-cloze data set (JSONL) from real text."""
+"""`cheapqa data build`: make the entity-cloze data set (JSONL) from real text;
+`cheapqa data name-kinds`: the table of what a name's words say it is."""
 
 from __future__ import annotations
 
@@ -83,6 +84,19 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _run_name_kinds(args: argparse.Namespace, settings: Settings) -> int:
+    from encoder.training.data.paraphrase import fetch_wordnet
+    from encoder.training.data.sources import SourceError
+    from encoder.training.name_kinds import build_table
+
+    try:
+        build_table(fetch_wordnet(args.cache_dir), args.out)
+    except (SourceError, RuntimeError) as e:
+        print(f"cheapqa data name-kinds: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("data", help="build the entity-cloze data set")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="ACTION")
@@ -151,3 +165,16 @@ def register(sub: Any) -> None:
     )
     wiki.add_argument("--no-wiki", dest="wiki", action="store_false")
     b.set_defaults(handler=_run_build)
+    from encoder.text.name_kinds import TABLE
+
+    k = data_sub.add_parser(
+        "name-kinds",
+        help="what a name's words say it is (a person's, a place's): a network on GloVe's "
+        "vectors learns WordNet's named people and places and writes every GloVe word's "
+        "probabilities (needs the data extra)",
+    )
+    k.add_argument("--out", type=Path, default=TABLE, help="the table (the service reads TABLE)")
+    k.add_argument(
+        "--cache-dir", type=Path, default=Path("data/cache"), help="where WordNet is unpacked"
+    )
+    k.set_defaults(handler=_run_name_kinds)

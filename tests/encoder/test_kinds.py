@@ -131,9 +131,10 @@ def test_a_person_question_demotes_organisations_and_places() -> None:
     weighed = kind_weighted(probs, evidence, PERSON)
     assert weighed[2] > weighed[3] > max(weighed[0], weighed[1])
     assert sum(weighed) == pytest.approx(sum(probs))
-    # A plain Who-question may be answered by a company: only the town falls.
+    # A plain Who-question may be answered by a company: the town falls and a person rises
+    # above it, but the company is not demoted.
     agent = kind_weighted(probs, evidence, AGENT)
-    assert agent[0] > agent[2] > agent[1]
+    assert agent[2] > agent[0] > agent[1] and agent[0] > weighed[0]
 
 
 def test_a_town_question_demotes_a_country() -> None:
