@@ -19,6 +19,7 @@ from encoder.text.entities import (
     name_key,
     short_names,
 )
+from encoder.text.kinds import NAME_NOUNS
 from encoder.text.tokens import (
     PLACEHOLDER,
     TOKEN_RE,
@@ -45,7 +46,9 @@ class AnonymisedText:
 _Pattern = tuple[tuple[str, ...], bool, int]
 
 
-def _surface_patterns(surfaces: Sequence[tuple[str, int]], any_case: bool) -> list[_Pattern]:
+def _surface_patterns(
+    surfaces: Sequence[tuple[str, int]], any_case: bool, cased: frozenset[str]
+) -> list[_Pattern]:
     """(lower-cased tokens, must start capitalised, owner), longest first."""
     patterns = []
     for surface, owner in surfaces:
@@ -54,7 +57,9 @@ def _surface_patterns(surfaces: Sequence[tuple[str, int]], any_case: bool) -> li
             continue
         words = tuple(t.lower() for t in raw)
         # In a question, "musharraf" is Musharraf; "may" is still a verb unless capitalised.
-        needs_capital = raw[0][:1].isupper() and (not any_case or is_common_word(words))
+        needs_capital = raw[0][:1].isupper() and (
+            not any_case or is_common_word(words) or (len(words) == 1 and words[0] in cased)
+        )
         patterns.append((words, needs_capital, owner))
     # Longest first so "Frank Churchill" wins over "Frank" when both are candidates.
     patterns.sort(key=lambda p: -len(p[0]))
@@ -66,12 +71,19 @@ class EntityMatcher:
 
     surfaces: (surface, owner) pairs; several surfaces may share an owner (a name and its
     aliases). A surface written with a capital only matches a capitalised occurrence, so the
-    candidate "Bath" does not swallow "a bath" (any_case lifts that for all but common words).
+    candidate "Bath" does not swallow "a bath" (any_case lifts that for all but common words,
+    and the one-word surfaces in `cased`).
     """
 
-    def __init__(self, surfaces: Sequence[tuple[str, int]], *, any_case: bool = False) -> None:
+    def __init__(
+        self,
+        surfaces: Sequence[tuple[str, int]],
+        *,
+        any_case: bool = False,
+        cased: frozenset[str] = frozenset(),
+    ) -> None:
         self._by_first: dict[str, list[_Pattern]] = {}
-        for p in _surface_patterns(surfaces, any_case):
+        for p in _surface_patterns(surfaces, any_case, cased):
             self._by_first.setdefault(p[0][0], []).append(p)
 
     def _spans(self, raw: list[str], lows: list[str]) -> list[tuple[int, int, int]]:
@@ -220,7 +232,9 @@ def query_matcher(entities: tuple[str, ...]) -> EntityMatcher:
     of the same documents). A matcher is read-only once built, so threads may share it."""
     surfaces = [(name, i) for i, name in enumerate(entities)]
     surfaces += [(alias, i) for i, alias in short_names(entities).items()]
-    return EntityMatcher(surfaces, any_case=True)
+    # "Which court ordered ...?" does not name the Bombay High Court by its last word: the
+    # nouns names are made of match a question's word only where it is capitalised.
+    return EntityMatcher(surfaces, any_case=True, cased=NAME_NOUNS)
 
 
 def anonymise_query(text: str, entities: Sequence[str]) -> list[str]:

@@ -112,6 +112,15 @@ def test_query_names_entities_in_lower_case_and_by_surname() -> None:
     assert anonymise_query("@placeholder may go", entities)[1] == "may"
 
 
+def test_a_which_questions_noun_is_no_short_form_of_a_name() -> None:
+    """ "Which court ...?" asks for the Bombay High Court; it does not name it (which would
+    leave it out of the answers). Capitalised, "the Court" still does."""
+    entities = ["Pune", "Bombay High Court"]
+    asked = anonymise_query("the court @placeholder ordered the evictions to stop", entities)
+    assert asked[1] == "court" and prepare_question(" ".join(asked), entities, None).named == set()
+    assert anonymise_query("the Court heard @placeholder", entities)[1] == "@entity1"
+
+
 def test_question_replace_equals_marking_token_by_token() -> None:
     # replace() (the question path) is mark() flattened: the same matches, longest first, a
     # match hiding what it spans, capitals required where the surface is a common word.
