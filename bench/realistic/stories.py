@@ -42,6 +42,7 @@ SETS = (
     "test12",
     "test13",
     "test14",
+    "test15",
 )
 
 
