@@ -123,6 +123,18 @@ ORG_HEADS = entities.ORG_HEADS | _words(
     airline alliance board clinic court department exchange festival forum laboratories llc
     ministry museum network office organisation organization press register resources
     school services telecoms underwriting ventures watch
+    academy administration army assembly brigade bureau cabinet cartel church coalition
+    commissioner conservancy conservatory consortium constabulary cooperative co-op corps
+    directorate embassy enterprise enterprises gendarmerie guild inspectorate institution
+    militia navy orchestra parliament philharmonic police polytechnic regiment secretariat
+    seminary senate service syndicate treasury tribunal utility utilities waterworks
+    airways brewing brewery breweries cargo catering chemicals construction consulting
+    developments distillery engineering lines mills properties ratings realty software
+    solutions textiles trading transit transport
+    banco compañía compania construtora constructora cooperativa empresa fundación fundacion
+    fundação grupo industrias instituto sindicato sociedad asociación federación
+    gesellschaft stiftung verein werke société compagnie groupe banque srl bv oy pty pte bhd
+    tbk
     """
 )
 # "an analyst at Liffey Stockbrokers", "chief executive of Halden": where a person works.

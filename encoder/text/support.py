@@ -177,6 +177,10 @@ def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
 
     says_place, says_organisation = names_place(words), names_organisation(frozenset(words))
     by_name = name_kind([]) if says_place or says_organisation else name_kind(words)
+    # An acronym ("NULRW", "ONEP") is an organisation's, unless its letters read as a place's
+    # ("USA", "UAE").
+    if _acronym(name) and by_name.place < 0.5:
+        says_organisation, by_name = True, name_kind([])
     return Evidence(
         tuple(out),
         frozenset(map(stem, words)),
@@ -187,6 +191,10 @@ def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
         name_person=by_name.person,
         name_place=by_name.place,
     )
+
+
+def _acronym(name: str) -> bool:
+    return 3 <= len(name) <= 8 and name.isalpha() and name.isupper()
 
 
 def evidence_support(terms: Terms, evidence: Evidence) -> float | None:

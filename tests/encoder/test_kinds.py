@@ -93,6 +93,13 @@ def test_a_name_says_what_it_is() -> None:
     assert not names_place(["harbour", "master", "keane"])  # the place word is not its head
     evidence = entity_evidence(["plain words ^|"], "Fjord Bank")
     assert evidence.organisation == 1.0 and evidence.place == 0.0
+    # Bodies and companies by their head word in other languages too.
+    for name in ("vietnam food administration", "southern cross bus lines", "grupo calizas"):
+        assert names_organisation(frozenset(name.split())), name
+    # An acronym is an organisation's, unless its letters read as a place's.
+    assert entity_evidence(["plain ^|"], "NULRW").organisation == 1.0
+    usa = entity_evidence(["plain ^|"], "USA")
+    assert usa.organisation == 0.0 and usa.name_place > 0.5
     assert entity_evidence(["plain words ^|"], "Tagus River").place == 1.0
 
 
