@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from encoder.text.kinds import (
@@ -76,6 +76,29 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > _MIN_STEM else word
 
 
+# News names a person's role where a question asks what they do ("Who leads the union?" of
+# "Union chairwoman Grace Chepkoech"; "Who speaks for the riders?" of "Carmen Aguado,
+# spokeswoman for the SRU"): each class's words also stand for their class (`with_roles`),
+# in the question and beside a mention, so a role meets its class's other words at half the
+# weight of the same word.
+_ROLE_CLASSES = {
+    "^lead": """lead leads led leader leaders head heads headed chair chairs chaired chairman
+        chairwoman chairperson president director directs boss chief manager manages run runs
+        ran ceo""",
+    "^speak": "speak speaks spoke spokesman spokeswoman spokesperson spokespeople",
+    "^represent": """represent represents represented representative representatives lawyer
+        lawyers attorney attorneys counsel barrister solicitor""",
+}
+_ROLES = {stem(w): role for role, words in _ROLE_CLASSES.items() for w in words.split()}
+
+
+def with_roles(stems: Iterable[str]) -> frozenset[str]:
+    """Stems, and the role class of each that has one: "chairwoman" and "leads" have the word
+    "^lead" in common, "director" and "director" that and their own."""
+    out = set(stems)
+    return frozenset(out | {_ROLES[s] for s in out if s in _ROLES})
+
+
 # The evidence words nearest a mention, this many each side, are its clause: a question word
 # among them counts in full, one further out in the window FAR_WEIGHT. In "Marcus drove Anna
 # home to Fairfield, and Tom stayed behind", Anna has "Marcus", "drove", "home" and
@@ -122,7 +145,7 @@ class Terms(NamedTuple):
 def question_terms(tokens: Sequence[str]) -> Terms:
     """The words of an anonymised question (the whole question, not the reader's window)
     that support is measured by."""
-    words = frozenset(stem(t) for t in tokens if t != PLACEHOLDER and _evidence(t))
+    words = with_roles(stem(t) for t in tokens if t != PLACEHOLDER and _evidence(t))
     at = tokens.index(PLACEHOLDER) if PLACEHOLDER in tokens else 0
     before = tokens[at - 1] if at > 0 else ""
     return Terms(words, stem(before) if before.isalpha() and _evidence(before) else None)
@@ -168,8 +191,8 @@ def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
     out = []
     for window in windows:
         near, _, far = window.partition(FAR_MARK)
-        near_words = frozenset(stem(t) for t in near.split())
-        out.append((near_words, frozenset(stem(t) for t in far.split()) - near_words))
+        near_words = with_roles(stem(t) for t in near.split())
+        out.append((near_words, with_roles(stem(t) for t in far.split()) - near_words))
     words = [t for t in tokenize(name) if t.isalnum()]
 
     def share(mark: str) -> float:

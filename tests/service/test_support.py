@@ -23,6 +23,7 @@ from encoder.text.support import (
     support,
     support_ranked,
     support_shares,
+    with_roles,
 )
 from store.record import DocumentRecord, Status, meta_from_json, meta_to_json
 from tests.service.conftest import AppClient, wait_status
@@ -95,6 +96,26 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
     assert support(terms, windows[slot["Kari Lund"]]) == 0.0
     terms = question_terms(anonymise_query("@placeholder arranges new debts", anon.entities))
     assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
+
+
+def test_a_role_meets_its_class_at_half_the_weight_of_the_same_word() -> None:
+    assert with_roles(["lead"]) == {"lead", "^lead"} and with_roles(["found"]) == {"found"}
+    assert stem("chairwoman") != stem("leads") and "^lead" in with_roles([stem("chairwoman")])
+    filler = " The talks went on through the night and into the next morning without end."
+    text = (
+        "Union chairwoman Grace Chepkoech spoke first." + filler + " The union's director, "
+        "Ana Ruiz, said little." + filler + " Diego Paz, spokesman for the board, declined."
+    )
+    anon, windows, slot = _windows_of(text)
+    # "lead", its class and "union": the class and "union" stand beside Grace Chepkoech.
+    terms = question_terms(anonymise_query("@placeholder leads the union", anon.entities))
+    assert support(terms, windows[slot["Grace Chepkoech"]]) == pytest.approx(2 / 3)
+    # The same word counts twice what its class does.
+    terms = question_terms(anonymise_query("@placeholder is the union's director", anon.entities))
+    assert support(terms, windows[slot["Ana Ruiz"]]) == 1.0
+    assert support(terms, windows[slot["Grace Chepkoech"]]) == pytest.approx(2 / 3)
+    terms = question_terms(anonymise_query("@placeholder speaks for the board", anon.entities))
+    assert support(terms, windows[slot["Diego Paz"]]) == pytest.approx(2 / 3)
 
 
 def test_a_place_is_marked_where_the_text_puts_things_in_it() -> None:
