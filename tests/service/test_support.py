@@ -52,7 +52,8 @@ def test_support_is_the_share_of_the_question_near_the_answer() -> None:
     # "... arranged by Fjord Bank, chief executive Kari Lund said": "arranged" is among the
     # NEAR words beside Kari Lund, "new debt" further: each counts FAR_WEIGHT.
     assert support(terms, windows[slot["Kari Lund"]]) == pytest.approx((1 + 2 * FAR_WEIGHT) / 3)
-    assert support(terms, windows[slot["Jan Haugen"]]) == pytest.approx(FAR_WEIGHT / 3)  # "new"
+    # A window is its mention's sentence: the next sentence's "new debt" is not Jan Haugen's.
+    assert support(terms, windows[slot["Jan Haugen"]]) == 0.0
     # The noun of a Which-question counts where the answer's name holds it.
     terms = question_terms(anonymise_query("the bank @placeholder arranged", anon.entities))
     assert terms.noun == "bank"
@@ -96,6 +97,22 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
     assert support(terms, windows[slot["Kari Lund"]]) == 0.0
     terms = question_terms(anonymise_query("@placeholder arranges new debts", anon.entities))
     assert support(terms, windows[slot["Fjord Bank"]]) == 1.0
+
+
+def test_a_window_is_its_mentions_sentence() -> None:
+    """A long quote and who said it stand together; the next sentence is another's."""
+    text = (
+        '"Our members are selling their tea at a loss week after week while the brokers in the '
+        'port keep their whole commission," Grace Chepkoech said. Ana Ruiz did not reply.'
+    )
+    anon, windows, slot = _windows_of(text)
+    terms = question_terms(
+        anonymise_query("@placeholder said the brokers keep their commission", anon.entities)
+    )
+    # "keep their whole commission" among her NEAR words, "brokers" further: 17 tokens away.
+    grace = support(terms, windows[slot["Grace Chepkoech"]])
+    assert grace == pytest.approx((2 + FAR_WEIGHT) / 3)
+    assert support(terms, windows[slot["Ana Ruiz"]]) == 0.0
 
 
 def test_a_role_meets_its_class_at_half_the_weight_of_the_same_word() -> None:
