@@ -43,6 +43,7 @@ SETS = (
     "test13",
     "test14",
     "test15",
+    "test16",
 )
 
 

@@ -135,9 +135,8 @@ def _sentence_around(tokens: Sequence[str], i: int) -> tuple[int, int]:
 def mention_windows(tokens: Sequence[str], n_entities: int) -> list[list[str]]:
     """Per entity slot, the distinct evidence words of the sentence (at most WIDTH tokens each
     side) of each of its first MAX_WINDOWS mentions, one space-joined string a mention: led by
-    what its neighbours say
-    the name is (encoder.text.kinds.mention_marks), the NEAR nearest words each side,
-    FAR_MARK, then the rest."""
+    what its neighbours say the name is (encoder.text.kinds.mention_marks), the NEAR nearest
+    words each side, FAR_MARK, then the rest."""
     windows: list[list[str]] = [[] for _ in range(n_entities)]
     for i, token in enumerate(tokens):
         slot = entity_index(token) if token.startswith("@entity") else None
