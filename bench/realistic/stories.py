@@ -44,6 +44,7 @@ SETS = (
     "test14",
     "test15",
     "test16",
+    "test17",
 )
 
 
