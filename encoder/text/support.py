@@ -44,8 +44,12 @@ from encoder.text.tokens import PLACEHOLDER, STOP_WORDS, entity_index, tokenize
 # side across sentences (and 15, 20, 25, 30): on the fifteen story sets already scored, as
 # served, +3.8 to +7.5 points a mode on average, and the top answer's support share tells
 # right from wrong better (pooled AUROC 0.76-0.79 -> 0.80-0.83); RESULTS.md, "Ideas tried".
+# A coordinate clause is a sentence of its own here: in "Marcus drove Anna home to Fairfield,
+# and Tom stayed behind", what Marcus did is not Tom's (the seventeen story sets: -0.2 to 0
+# points a mode against the sentence, and the README's example right in every mode).
 WIDTH = 30
 _SENTENCE_ENDS = frozenset({".", "!", "?"})
+_COORDINATORS = frozenset({"and", "but", "while", "whereas"})
 MAX_WINDOWS = 8  # the first mentions of an entity whose windows are kept
 # Words that stand beside names in any news story: no evidence of one passage.
 _COMMON_TEXT = """
@@ -121,13 +125,21 @@ FAR_WEIGHT = 0.75
 FAR_MARK = "^|"
 
 
+def _ends_clause(tokens: Sequence[str], j: int) -> bool:
+    """Whether token j ends a sentence or a coordinate clause (", and Tom stayed behind")."""
+    if tokens[j] in _SENTENCE_ENDS or tokens[j] == ";":
+        return True
+    return tokens[j] == "," and j + 1 < len(tokens) and tokens[j + 1] in _COORDINATORS
+
+
 def _sentence_around(tokens: Sequence[str], i: int) -> tuple[int, int]:
-    """[start, end) of the sentence of token i, at most WIDTH tokens each side of it."""
+    """[start, end) of the sentence (the coordinate clause) of token i, at most WIDTH tokens
+    each side of it."""
     start = i
-    while start > max(0, i - WIDTH) and tokens[start - 1] not in _SENTENCE_ENDS:
+    while start > max(0, i - WIDTH) and not _ends_clause(tokens, start - 1):
         start -= 1
     end = i + 1
-    while end < min(len(tokens), i + WIDTH + 1) and tokens[end - 1] not in _SENTENCE_ENDS:
+    while end < min(len(tokens), i + WIDTH + 1) and not _ends_clause(tokens, end - 1):
         end += 1
     return start, end
 
