@@ -60,7 +60,8 @@ _KEPT_AUXILIARIES = _BE_HAVE | _MODALS
 _DO = _words("did does do")
 PREPOSITIONS = _words(
     "to with for from about at by of on in into onto after like behind beside near toward "
-    "towards against without over under upon around before between through"
+    "towards against without over under upon around before between through off along across "
+    "outside inside beyond within among during alongside via"
 )
 
 
@@ -296,8 +297,9 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     if aux not in _DO and aux not in _KEPT_AUXILIARIES:
         return None
     n = _subject_length(rest[1:])
-    if n == 0 and (aux in _DO or (aux in _BE_HAVE and not _participle(rest[1]))):
-        n = _bare_subject_length(rest[1:])  # "did police arrest", "have farmers been protesting"
+    if n == 0 and (aux in _DO or aux in _MODALS or (aux in _BE_HAVE and not _participle(rest[1]))):
+        # "did police arrest", "have farmers been protesting", "will fans get"
+        n = _bare_subject_length(rest[1:])
     if aux in _BE_HAVE:
         n = _be_have_subject(rest[1:], n)
         if aux in _BE and _described(rest[1:], n):
@@ -519,9 +521,16 @@ _CLAUSE_COMMA = re.compile(r",(?=\s|$)")  # not the comma of "8,000"
 def _preposition_last(words: list[str]) -> list[str]:
     """A Which/What/Whom question that opens with its preposition, as people often ask it,
     with the preposition moved to the end, where the object clause places the answer after
-    it: "In which city was the plant built" -> "which city was the plant built in"."""
-    if len(words) > 2 and words[0].lower() in PREPOSITIONS and words[1].lower() in _FRONTED:
-        return [*words[1:], words[0].lower()]
+    it: "In which city was the plant built" -> "which city was the plant built in"; and a
+    phrase that ends in one ("On the slopes of which mountain is the drilling taking place"
+    -> "which mountain is the drilling taking place on the slopes of")."""
+    if len(words) < 3 or words[0].lower() not in PREPOSITIONS:
+        return words
+    for k in range(1, min(len(words) - 1, MAX_LEAD_WORDS)):
+        if words[k].lower() in _FRONTED and words[k - 1].lower() in PREPOSITIONS:
+            return [*words[k:], words[0].lower(), *words[1:k]]
+        if not words[k].isalpha():
+            break
     return words
 
 

@@ -187,6 +187,20 @@ from encoder.text.questions import (
             "After the vote, in which city did the party meet?",
             "the party met in the city @placeholder, after the vote",
         ),
+        # A phrase that ends in a preposition before Which, and more prepositions.
+        (
+            "On the slopes of which mountain is the drilling taking place?",
+            "the drilling is taking place on the slopes of the mountain @placeholder",
+        ),
+        (
+            "Off which city did the ship roll in the storm?",
+            "the ship rolled in the storm off the city @placeholder",
+        ),
+        # A bare subject after a modal.
+        (
+            "Where will fans get their first look at the new signing?",
+            "fans will get their first look at the new signing in @placeholder",
+        ),
     ],
 )
 def test_plain_questions_become_cloze_sentences(question: str, cloze: str) -> None:
