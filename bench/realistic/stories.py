@@ -45,6 +45,7 @@ SETS = (
     "test15",
     "test16",
     "test17",
+    "test18",
 )
 
 
