@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from encoder.text.name_kinds import TABLE
-from encoder.training.data.paraphrase import wordnet_rows
+from encoder.training.data.paraphrase import synset_pointers, synset_words, wordnet_rows
 
 # WordNet's lexicographer files whose instances are named people and places.
 _PERSON_FILES = frozenset({"18"})  # noun.person
@@ -60,16 +60,13 @@ def _name_words(lemmas: Iterable[str], plain: frozenset[str]) -> frozenset[str]:
 
 def wordnet_labels(wordnet_dir: Path) -> Labels:
     """The labelled words of a WordNet 3.0 database folder."""
-    width = 4  # a pointer: symbol, offset, part of speech, source/target
     plain: set[str] = set()
     people: list[str] = []
     places: list[str] = []
     for pos in _POS:
         for f in wordnet_rows(wordnet_dir / f"data.{pos}"):
-            words = [re.sub(r"\(.*\)$", "", w) for w in f[4 : 4 + 2 * int(f[3], 16) : 2]]
-            at = 4 + 2 * int(f[3], 16)
-            symbols = {f[at + 1 + width * p] for p in range(int(f[at]))}
-            if pos == "noun" and "@i" in symbols:
+            words = synset_words(f)
+            if pos == "noun" and any(symbol == "@i" for symbol, *_ in synset_pointers(f)):
                 if f[1] in _PERSON_FILES:
                     people.extend(words)
                 elif f[1] in _PLACE_FILES:

@@ -86,12 +86,20 @@ def wordnet_rows(path: Path) -> Iterator[list[str]]:
                 yield line.split()
 
 
+def synset_words(fields: list[str]) -> list[str]:
+    """A data.* line's words (w_cnt is hex; adjectives carry markers like "(a)")."""
+    return [re.sub(r"\(.*\)$", "", w) for w in fields[4 : 4 + 2 * int(fields[3], 16) : 2]]
+
+
+def synset_pointers(fields: list[str]) -> list[list[str]]:
+    """A data.* line's pointers, each [symbol, offset, part of speech, source/target]."""
+    at = 4 + 2 * int(fields[3], 16)
+    return [fields[at + 1 + 4 * p : at + 5 + 4 * p] for p in range(int(fields[at]))]
+
+
 def _synsets(data_file: Path) -> dict[str, list[str]]:
-    """offset -> the synset's words (w_cnt is hex; adjectives carry markers like "(a)")."""
-    return {
-        f[0]: [re.sub(r"\(.*\)$", "", w) for w in f[4 : 4 + 2 * int(f[3], 16) : 2]]
-        for f in wordnet_rows(data_file)
-    }
+    """offset -> the synset's words."""
+    return {f[0]: synset_words(f) for f in wordnet_rows(data_file)}
 
 
 def _commonest_pos(cntlist: Path) -> dict[str, set[str]]:

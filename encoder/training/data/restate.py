@@ -31,7 +31,7 @@ from pathlib import Path
 from encoder.text.questions import past_tense
 from encoder.text.tokens import PLACEHOLDER, entity_index
 from encoder.training.data.cloze import CLAUSE_BREAKS, clause_end
-from encoder.training.data.paraphrase import wordnet_rows
+from encoder.training.data.paraphrase import synset_pointers, synset_words, wordnet_rows
 
 _BE = frozenset({"was", "were", "is", "are", "been", "being", "be"})
 _DETERMINERS = frozenset({"the", "a", "an", "its", "his", "her", "their"})
@@ -74,10 +74,7 @@ def read_roles(wordnet_dir: Path) -> Roles:
     """Agent nouns from WordNet's derivational pointers (noun to verb) where the noun is the
     verb with -er/-or, -r/-or after an e, or a doubled consonant and -er; people's nouns from
     the lexicographer file of their synsets."""
-    width = 4  # a pointer: symbol, offset, part of speech, source/target
-    verbs = {
-        f[0]: f[4 : 4 + 2 * int(f[3], 16) : 2] for f in wordnet_rows(wordnet_dir / "data.verb")
-    }
+    verbs = {f[0]: synset_words(f) for f in wordnet_rows(wordnet_dir / "data.verb")}
     common = {
         f[0]: set(f[6 + int(f[3]) : 8 + int(f[3])])
         for f in wordnet_rows(wordnet_dir / "index.noun")
@@ -85,12 +82,10 @@ def read_roles(wordnet_dir: Path) -> Roles:
     agents: dict[str, str] = {}
     people: set[str] = set()
     for f in wordnet_rows(wordnet_dir / "data.noun"):
-        words = f[4 : 4 + 2 * int(f[3], 16) : 2]
+        words = synset_words(f)
         if f[1] == _PERSON_FILE:
             people.update(w for w in words if f[0] in common.get(w, ()) and w.isalpha())
-        at = 4 + 2 * int(f[3], 16)
-        for p in range(int(f[at])):
-            symbol, offset, pos, source_target = f[at + 1 + width * p : at + 1 + width * (p + 1)]
+        for symbol, offset, pos, source_target in synset_pointers(f):
             if symbol != "+" or pos != "v":
                 continue
             source, target = int(source_target[:2], 16), int(source_target[2:], 16)
