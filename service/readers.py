@@ -17,6 +17,7 @@ from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
 from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
+from encoder.text import name_kinds
 from encoder.text.anonymise import AnonymisedText, anonymise_document
 from encoder.text.tokens import plain_text, plain_text_with_offsets
 from service.errors import Unavailable
@@ -237,6 +238,7 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
             recorded_test_accuracy(ckpt.meta, path.parent / "index.json", mode, ckpt.model_id),
         )
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
+    log.info("read what %d words say of a name (%s)", name_kinds.load(), name_kinds.TABLE)
     if settings.default_mode not in models:
         if settings.default_mode not in settings.modes:  # CHEAPQA_MODES=softmax alone
             raise ValueError(

@@ -41,6 +41,12 @@ def _table(path: Path = TABLE) -> dict[str, tuple[float, float]]:
     return out
 
 
+def load() -> int:
+    """Read the table now (about 0.2 s; the service does it with its readers, before it is
+    ready), not on the first question that needs it: how many words it holds."""
+    return len(_table())
+
+
 def name_kind(
     words: Sequence[str], table: dict[str, tuple[float, float]] | None = None
 ) -> NameKind:

@@ -29,6 +29,7 @@ def test_the_shipped_table_tells_people_from_places_it_never_saw_named() -> None
     """Names of the hand-written stories' kind, none of them WordNet's: given names and
     surnames of several languages, towns and regions."""
     assert TABLE.is_file(), "cheapqa data name-kinds writes it; the service ships it"
+    assert name_kinds.load() > 100_000  # what the service reads with its readers
     for person in (["beatriz", "olvera"], ["ravi", "sandhu"], ["katrin", "vogel"]):
         kind = name_kind(person)
         assert kind.person > 0.6 and kind.place < 0.3, (person, kind)
