@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.progress import bar
+from encoder.text.name_kinds import TABLE
 from encoder.training.data.choices import DOMAINS, MIN_NAME_COUNT, QUESTION_FORMS, TASKS
 from service.settings import Settings
 
@@ -165,8 +166,6 @@ def register(sub: Any) -> None:
     )
     wiki.add_argument("--no-wiki", dest="wiki", action="store_false")
     b.set_defaults(handler=_run_build)
-    from encoder.text.name_kinds import TABLE
-
     k = data_sub.add_parser(
         "name-kinds",
         help="what a name's words say it is (a person's, a place's): a network on GloVe's "

@@ -34,7 +34,7 @@ from encoder.text.kinds import (
     names_organisation,
     names_place,
 )
-from encoder.text.name_kinds import name_kind
+from encoder.text.name_kinds import NameKind, name_kind
 from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE, TOWN
 from encoder.text.tokens import PLACEHOLDER, STOP_WORDS, entity_index, tokenize
 
@@ -232,11 +232,11 @@ def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
         return sum(mark in near for near, _ in out) / len(out) if out else 0.0
 
     says_place, says_organisation = names_place(words), names_organisation(frozenset(words))
-    by_name = name_kind([]) if says_place or says_organisation else name_kind(words)
+    by_name = NameKind() if says_place or says_organisation else name_kind(words)
     # An acronym ("NULRW", "ONEP") is an organisation's, unless its letters read as a place's
     # ("USA", "UAE").
     if _acronym(name) and by_name.place < 0.5:
-        says_organisation, by_name = True, name_kind([])
+        says_organisation, by_name = True, NameKind()
     return Evidence(
         tuple(out),
         frozenset(map(stem, words)),
