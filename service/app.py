@@ -133,6 +133,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         _load_models_then_start_worker(runtime, worker_store, queue), name="load-models"
     )
     try:
+        if settings.workers > 1:
+            # Processes share the port: one still loading would take connections from the
+            # kernel and answer them 503 while a sibling is ready. Loading before uvicorn
+            # listens leaves every connection to the processes that can answer it.
+            await loader
         yield
     finally:
         loader.cancel()
