@@ -173,6 +173,12 @@ def _realistic(args: argparse.Namespace, settings: Settings) -> int:
     return realistic(args, settings)
 
 
+def _fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.realistic.fit import fit_ranking
+
+    return fit_ranking(args, settings)
+
+
 def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data set JSONL (real text)")
     p.add_argument("--text-file", type=Path, default=None, help="plain text instead of --data")
@@ -229,6 +235,16 @@ def register(sub: Any) -> None:
 
     add_arguments(s)
     s.set_defaults(handler=_realistic)
+
+    s = bench_sub.add_parser(
+        "fit-ranking",
+        help="fit how a question asked in words ranks its answers, per reader, on the "
+        "hand-written stories already scored; write ranking.json beside the checkpoints",
+    )
+    from bench.realistic.fit import add_arguments as add_fit_arguments
+
+    add_fit_arguments(s)
+    s.set_defaults(handler=_fit_ranking)
 
     s = bench_sub.add_parser("store", help="state bytes per document; get/put latency")
     s.add_argument("--json", action="store_true", help="print one JSON object")

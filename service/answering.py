@@ -33,17 +33,19 @@ from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import prepare_question
 from encoder.text.questions import asks_for, to_cloze
+from encoder.text.ranking import features, probabilities
 from encoder.text.support import (
     RERANK_POOL,
     Evidence,
     Terms,
     evidence_support,
+    kind_logs,
     kind_weighted,
     question_terms,
     support_order,
     support_shares,
 )
-from encoder.text.tokens import plain_text
+from encoder.text.tokens import PLACEHOLDER, plain_text
 from service.batcher import QueryBatcher
 from service.errors import BadRequest, TooLarge
 from service.held_states import HeldStates
@@ -80,6 +82,7 @@ class PreparedQueries:
     named: list[frozenset[int]]  # per question asked, the entity slots it names
     terms: list[Terms]  # per question asked, what its support is measured by
     kinds: list[str | None]  # per question asked, what it asks for (questions.asks_for)
+    in_words: list[bool]  # per question asked, whether it was asked in words (not a cloze)
 
     @property
     def asked(self) -> list[int]:
@@ -93,7 +96,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
     the entities it names; or, for a question that is neither a cloze sentence nor a form
     the converter reads, nor has exactly one @placeholder, why not."""
     names = tuple(entities)  # the key of the document's cached question matcher
-    out = PreparedQueries([], [], [], [], [], [])
+    out = PreparedQueries([], [], [], [], [], [], [])
     for query in queries:
         cloze = None
         try:
@@ -110,6 +113,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
         out.named.append(prepared.named)
         out.terms.append(question_terms(prepared.whole))
         out.kinds.append(asks_for(question))
+        out.in_words.append(PLACEHOLDER not in question)
     return out
 
 
@@ -144,6 +148,29 @@ def mention_counts(model: LoadedModel, mentions: Sequence[int], width: int) -> t
     return torch.from_numpy(counts)
 
 
+def candidate_features(
+    kept: Sequence[tuple[int, float]],
+    found: Sequence[float | None],
+    evidence: Callable[[int], Evidence],
+    terms: Terms,
+    kind: str | None,
+    mentions: Sequence[int],
+) -> list[tuple[float, ...]]:
+    """One question's candidates (slot, reader probability) and their support -> each one's
+    `encoder.text.ranking.features`."""
+    known = [evidence(s) for s, _ in kept]
+    logs = kind_logs(known, kind) or [0.0] * len(kept)
+    return [
+        features(p, sup, x, terms.noun is not None and terms.noun in e.name, count(mentions, s))
+        for (s, p), sup, x, e in zip(kept, found, logs, known, strict=True)
+    ]
+
+
+def count(mentions: Sequence[int], slot: int) -> int:
+    """How often the record says the text names entity `slot` (0 when it does not say)."""
+    return mentions[slot] if slot < len(mentions) else 0
+
+
 def rank_answers(
     model: LoadedModel,
     state: DocumentState,
@@ -156,6 +183,7 @@ def rank_answers(
     terms: Sequence[Terms] = (),
     support_weight: float = 0.0,
     kinds: Sequence[str | None] = (),
+    in_words: Sequence[bool] = (),
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread), among
     all n_entities of its entities (beyond the reader's slots they share them: encoder.model.
@@ -168,7 +196,9 @@ def rank_answers(
     support; with support_weight λ > 0 the reader's RERANK_POOL likeliest answers are ranked
     by p(e) ∝ p_reader(e) · exp(λ · support(e)) (encoder.text.support.support_ranked), p_reader
     first weighed by what the question asks for (kinds, per question: a Who-question's answer
-    is no place; encoder.text.support.kind_weighted)."""
+    is no place; encoder.text.support.kind_weighted). A question asked in words (in_words, per
+    question) is ranked instead by the weights fitted for the model (model.ranking:
+    encoder.text.ranking), where it has them."""
     width = max(model.max_entities, n_entities)  # beyond E when the document names more
     # The support shares are over the reader's RERANK_POOL likeliest, whatever the ranking.
     pool = min(n_entities, max(top_k, RERANK_POOL) if evidence is not None else top_k)
@@ -192,9 +222,15 @@ def rank_answers(
             None if evidence is None else evidence_support(terms[row], evidence(s)) for s, _ in kept
         ]
         weighed = [v for _, v in kept]
-        if support_weight > 0 and evidence is not None and kinds:
-            weighed = kind_weighted(weighed, [evidence(s) for s, _ in kept], kinds[row])
-        order, ranked = support_order(weighed, found, support_weight)
+        fitted = model.ranking if in_words and in_words[row] else None
+        if support_weight > 0 and evidence is not None and fitted is not None:
+            rows = candidate_features(kept, found, evidence, terms[row], kinds[row], mentions)
+            ranked = probabilities(rows, fitted)
+            order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
+        else:
+            if support_weight > 0 and evidence is not None and kinds:
+                weighed = kind_weighted(weighed, [evidence(s) for s, _ in kept], kinds[row])
+            order, ranked = support_order(weighed, found, support_weight)
         shares = support_shares(found)
         order = order[:top_k]
         out.slots.append([kept[i][0] for i in order])
@@ -365,6 +401,7 @@ class AnswerService:
             prepared.terms,
             weight,
             prepared.kinds,
+            prepared.in_words,
         )
         start = time.perf_counter()
         if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:

@@ -17,8 +17,9 @@ from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
 from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
-from encoder.text import name_kinds
+from encoder.text import name_kinds, ranking
 from encoder.text.anonymise import AnonymisedText, anonymise_document
+from encoder.text.ranking import Weights
 from encoder.text.tokens import plain_text, plain_text_with_offsets
 from service.errors import Unavailable
 from service.settings import Settings
@@ -37,6 +38,9 @@ class LoadedModel:
     query_window: tuple[int, int] | None = None
     trained_on: TrainedOn = field(default_factory=TrainedOn)  # from the checkpoint's meta
     test_accuracy: float | None = None  # recorded for this very checkpoint, or unknown
+    # How a question asked in words ranks its answers, fitted for this very checkpoint
+    # (encoder.text.ranking); None: the hand-set ranking of a cloze sentence.
+    ranking: Weights | None = None
 
     @property
     def max_entities(self) -> int:
@@ -228,6 +232,15 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         ckpt = load_checkpoint(path, device=settings.device)
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
+        fitted_for, weights = ranking.read(path.parent).get(mode, (None, None))
+        if weights is not None and fitted_for != ckpt.model_id:
+            log.warning(
+                "%s's ranking weights were fitted for model %s, not %s: not used",
+                mode,
+                fitted_for,
+                ckpt.model_id,
+            )
+            weights = None
         models[mode] = LoadedModel(
             mode,
             for_serving(ckpt.model),  # eval() for good; the lean path's tables built now
@@ -236,6 +249,7 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
             ckpt.query_window,
             trained_on(ckpt.meta),
             recorded_test_accuracy(ckpt.meta, path.parent / "index.json", mode, ckpt.model_id),
+            weights,
         )
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
     log.info("read what %d words say of a name (%s)", name_kinds.load(), name_kinds.TABLE)

@@ -18,14 +18,16 @@ accuracy of breaking them at random. A question the service refuses counts as wr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
 
 from bench.realistic.stories import Asked, Story
 from encoder.text.anonymise import anonymise_query
@@ -36,6 +38,7 @@ from service.readers import anonymise
 from service.settings import Settings
 
 BASELINES = ("word matching", "most frequent")
+POST_BATCH = 8  # stories a request: one set's, within the request body's limit
 
 
 @dataclass
@@ -132,6 +135,26 @@ def baseline_answers(
     return out
 
 
+@contextlib.asynccontextmanager
+async def served(
+    stories: Sequence[Story], settings: Settings, progress: Callable[[str], None]
+) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    """The app, running, with every story posted and indexed, and a client of it."""
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            await _ready(client)
+            for at in range(0, len(stories), POST_BATCH):
+                docs = [{"id": s.id, "text": s.text} for s in stories[at : at + POST_BATCH]]
+                response = await client.post("/v1/documents", json={"documents": docs})
+                response.raise_for_status()
+            for story in stories:
+                await _indexed(client, story.id)
+            progress(f"indexed {len(stories)} stories")
+            yield app, client
+
+
 async def answer_stories(
     stories: Sequence[Story],
     settings: Settings,
@@ -140,33 +163,21 @@ async def answer_stories(
     progress: Callable[[str], None] = lambda line: None,
 ) -> list[Answered]:
     """Every question of every story asked in every mode, and the baselines' answers."""
-    app = create_app(settings)
     out: list[Answered] = []
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
-            await _ready(client)
-            docs = [{"id": s.id, "text": s.text} for s in stories]
-            response = await client.post("/v1/documents", json={"documents": docs})
-            response.raise_for_status()
-            for story in stories:
-                await _indexed(client, story.id)
-            progress(f"indexed {len(stories)} stories")
-            for story in stories:
-                anon = anonymise(story.text)  # the worker's own reading of the story
-                for asked in story.questions:
-                    mine = [await _ask(client, story, asked, m, exclude_named) for m in modes]
-                    out += mine
-                    cloze = mine[0].result.get("cloze") if mine else None
-                    if cloze is None or PLACEHOLDER not in cloze:
-                        refused = mine[0].refused if mine else "not asked"
-                        out += [
-                            Answered(story, asked, b, None, 0.0, 0.0, refused) for b in BASELINES
-                        ]
-                        continue
-                    tokens, names = anon.tokens, anon.entities
-                    out += baseline_answers(story, asked, cloze, tokens, names, exclude_named)
-                progress(f"asked {story.id}")
+    async with served(stories, settings, progress) as (_, client):
+        for story in stories:
+            anon = anonymise(story.text)  # the worker's own reading of the story
+            for asked in story.questions:
+                mine = [await _ask(client, story, asked, m, exclude_named) for m in modes]
+                out += mine
+                cloze = mine[0].result.get("cloze") if mine else None
+                if cloze is None or PLACEHOLDER not in cloze:
+                    refused = mine[0].refused if mine else "not asked"
+                    out += [Answered(story, asked, b, None, 0.0, 0.0, refused) for b in BASELINES]
+                    continue
+                tokens, names = anon.tokens, anon.entities
+                out += baseline_answers(story, asked, cloze, tokens, names, exclude_named)
+            progress(f"asked {story.id}")
     return out
 
 
@@ -194,6 +205,14 @@ async def _ask(
     return Answered(story, asked, mode, top["entity"], top["score"], right, result=result)
 
 
+def local_settings(settings: Settings, modes: Sequence[str], data_dir: Path) -> Settings:
+    """The settings with an embedded store and queue of their own in data_dir, serving modes."""
+    update: dict[str, Any] = {"store_url": "", "data_dir": data_dir, "modes": list(modes)}
+    if settings.default_mode not in modes:  # `--modes softmax`: the app needs its default
+        update["default_mode"] = modes[0]
+    return settings.model_copy(update=update)
+
+
 def run(
     stories: Sequence[Story],
     settings: Settings,
@@ -203,8 +222,5 @@ def run(
 ) -> list[Answered]:
     """`answer_stories` in a temporary data folder (its own store and queue)."""
     with tempfile.TemporaryDirectory(prefix="cheapqa-realistic-") as tmp:
-        update: dict[str, Any] = {"store_url": "", "data_dir": Path(tmp), "modes": list(modes)}
-        if settings.default_mode not in modes:  # `--modes softmax`: the app needs its default
-            update["default_mode"] = modes[0]
-        local = settings.model_copy(update=update)
+        local = local_settings(settings, modes, Path(tmp))
         return asyncio.run(answer_stories(stories, local, modes, exclude_named, progress))

@@ -47,6 +47,9 @@ SETS = (
     "test17",
     "test18",
 )
+# Written blind and kept unscored, for the next change to be scored on once: nothing is fitted
+# or tuned on them (`cheapqa bench fit-ranking` refuses them).
+FROZEN = ("test18",)
 
 
 @dataclass(frozen=True)

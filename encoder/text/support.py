@@ -304,21 +304,28 @@ def kind_weighted(
     (−place − organisation share + PERSON_LIFT · person)); a place, exp(+KIND_WEIGHT · place);
     a town, exp(+KIND_WEIGHT · (place − country share)); an organisation, exp(−KIND_WEIGHT ·
     (place + person)); as they are for other questions."""
-    if kind == AGENT:
-        logs = [-_place(e) + PERSON_LIFT * _person(e) for e in evidence]
-    elif kind == PERSON:
-        logs = [-_place(e) - e.organisation + PERSON_LIFT * _person(e) for e in evidence]
-    elif kind == PLACE:
-        logs = [_place(e) for e in evidence]
-    elif kind == TOWN:
-        logs = [_place(e) - e.country for e in evidence]
-    elif kind == ORGANISATION:
-        logs = [-_place(e) - _person(e) for e in evidence]
-    else:
+    logs = kind_logs(evidence, kind)
+    if logs is None:
         return list(probs)
     weighted = [p * math.exp(KIND_WEIGHT * x) for p, x in zip(probs, logs, strict=True)]
     total = sum(weighted)
     return [w * sum(probs) / total for w in weighted] if total > 0 else list(probs)
+
+
+def kind_logs(evidence: Sequence[Evidence], kind: str | None) -> list[float] | None:
+    """How well each candidate is what the question asks for (`kind_weighted`'s exponents,
+    before KIND_WEIGHT); None for a question that asks for no kind."""
+    if kind == AGENT:
+        return [-_place(e) + PERSON_LIFT * _person(e) for e in evidence]
+    if kind == PERSON:
+        return [-_place(e) - e.organisation + PERSON_LIFT * _person(e) for e in evidence]
+    if kind == PLACE:
+        return [_place(e) for e in evidence]
+    if kind == TOWN:
+        return [_place(e) - e.country for e in evidence]
+    if kind == ORGANISATION:
+        return [-_place(e) - _person(e) for e in evidence]
+    return None
 
 
 def _place(e: Evidence) -> float:

@@ -304,6 +304,7 @@ async function askMode(doc, question, mode, topK, column) {
     row.insertCell().textContent = answer.entity;
     const score = row.insertCell();
     score.className = "score";
+    score.title = "its probability; for a question asked in words, the best guide to whether it is right";
     score.textContent = answer.score.toFixed(3);
     const support = row.insertCell();
     support.className = "support";

@@ -1,0 +1,255 @@
+"""Fit how a question asked in words ranks its answers (encoder.text.ranking), per reader, on
+hand-written story sets already scored, and write the weights beside the checkpoints.
+
+    cheapqa bench fit-ranking [--sets dev,test,...] [--checkpoint-dir DIR] [--dry-run]
+
+Each story is indexed by the service itself (`served`) and each question prepared and ranked
+by its own functions, over the reader's RERANK_POOL likeliest answers less those the question
+names; every candidate's `features` are kept with whether it is right. The weights maximise
+the log-probability of the right answers (a softmax over each question's candidates, a
+little L2), from the hand-set ranking's weights. Questions without a right candidate in the
+pool, or with nothing but right ones, tell the weights nothing and are left out.
+
+It prints, per mode, the accuracy of the hand-set and the fitted weights, each set scored by
+weights fitted without it (leave one set out), and the AUROC of the top answer's probability
+(right against wrong, unanswerable questions counted wrong) under both. Sets written blind and
+kept unscored (`FROZEN`) are refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+
+from bench.common import parse_modes
+from bench.realistic.report import auroc
+from bench.realistic.score import local_settings, served
+from bench.realistic.stories import FROZEN, SETS, Story, load_stories, set_path
+from encoder.model.modes import MODES
+from encoder.text.ranking import FILE, Weights, probabilities
+from encoder.text.support import KIND_WEIGHT, RERANK_POOL
+from service.answering import candidate_features, prepare_queries, rank_answers
+from service.app import Runtime
+from service.settings import Settings
+
+L2 = 1e-3
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """One question's candidates in one mode: their features and which are right."""
+
+    group: str  # the set the story is from: scored by weights fitted without it
+    rows: list[tuple[float, ...]]
+    right: list[bool]
+    answerable: bool
+
+
+async def _collect(
+    sets: dict[str, list[Story]],
+    settings: Settings,
+    modes: Sequence[str],
+    progress: Callable[[str], None],
+) -> tuple[dict[str, list[Candidates]], dict[str, str]]:
+    stories = [s for group in sets.values() for s in group]
+    out: dict[str, list[Candidates]] = {m: [] for m in modes}
+    async with served(stories, settings, progress) as (app, _):
+        runtime: Runtime = app.state.runtime
+        models, store = runtime.models.ready(), runtime.store
+        assert store is not None  # the lifespan opened it
+        for group, members in sets.items():
+            for story in members:
+                record = await store.get(story.id)
+                assert record is not None, story.id
+                questions = [a.question for a in story.questions]
+                for mode in modes:
+                    model = models[mode]
+                    prepared = prepare_queries(model, questions, record.entities)
+                    with torch.inference_mode():
+                        Q = model.reader.encode_queries(prepared.ids)
+                    ranked = rank_answers(
+                        model,
+                        record.states[mode],
+                        Q,
+                        len(record.entities),
+                        RERANK_POOL,
+                        record.mentions,
+                        prepared.named,
+                        record.evidence,
+                        prepared.terms,
+                        settings.support_weight,
+                        prepared.kinds,
+                    )
+                    for row, i in enumerate(prepared.asked):
+                        gold = story.questions[i].answer
+                        slots = ranked.slots[row]
+                        kept = list(zip(slots, ranked.reader_scores[row], strict=True))
+                        rows = candidate_features(
+                            kept,
+                            ranked.supports[row],
+                            record.evidence,
+                            prepared.terms[row],
+                            prepared.kinds[row],
+                            record.mentions,
+                        )
+                        right = [story.is_right(record.entities[s], gold) for s in slots]
+                        out[mode].append(Candidates(group, rows, right, gold is not None))
+            progress(f"read {group}")
+    return out, {mode: models[mode].model_id for mode in modes}
+
+
+def collect(
+    sets: dict[str, list[Story]],
+    settings: Settings,
+    modes: Sequence[str],
+    progress: Callable[[str], None] = lambda line: None,
+) -> tuple[dict[str, list[Candidates]], dict[str, str]]:
+    """Per mode, every question's `Candidates`, and the model id of each mode's reader; the
+    stories indexed in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="cheapqa-fit-") as tmp:
+        local = local_settings(settings, modes, Path(tmp))
+        return asyncio.run(_collect(sets, local, modes, progress))
+
+
+def hand_set(support_weight: float) -> Weights:
+    """The hand-set ranking of a cloze sentence as weights (up to the candidates outside the
+    pool, which do not change the order)."""
+    return Weights(1.0, support_weight, KIND_WEIGHT, 0.0, 0.0)
+
+
+def fit(questions: Sequence[Candidates], start: Weights) -> Weights:
+    """The weights that maximise the right answers' log-probability, from `start`."""
+    told = [q for q in questions if any(q.right) and not all(q.right)]
+    width = max((len(q.rows) for q in told), default=1)
+    # Padded to one (questions, candidates, features) block: a padding candidate is neither
+    # right nor counted.
+    X = torch.zeros(len(told), width, len(start), dtype=torch.float64)
+    real = torch.zeros(len(told), width, dtype=torch.bool)
+    right = torch.zeros(len(told), width, dtype=torch.bool)
+    for i, q in enumerate(told):
+        X[i, : len(q.rows)] = torch.tensor(q.rows, dtype=torch.float64)
+        real[i, : len(q.rows)] = True
+        right[i, : len(q.rows)] = torch.tensor(q.right)
+    w = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+    optimiser = torch.optim.LBFGS([w], max_iter=200, line_search_fn="strong_wolfe")
+    never = torch.tensor(float("-inf"), dtype=torch.float64)
+
+    def loss() -> torch.Tensor:
+        optimiser.zero_grad()
+        scores = X @ w
+        all_ = torch.logsumexp(torch.where(real, scores, never), dim=1)
+        good = torch.logsumexp(torch.where(right, scores, never), dim=1)
+        value = (all_ - good).mean() + L2 * (w**2).sum()
+        value.backward()
+        return value
+
+    optimiser.step(loss)
+    return Weights(*(float(x) for x in w.detach()))
+
+
+class Scored(NamedTuple):
+    accuracy: float  # of the answerable questions, their top answer right
+    auroc: float  # the top answer's probability, right against wrong (unanswerable: wrong)
+
+
+def score(pairs: Sequence[tuple[Candidates, Weights]]) -> Scored:
+    """Questions ranked each by its weights: the accuracy of the answerable ones' top answer,
+    and the AUROC of the top answer's probability."""
+    right: list[float] = []
+    wrong: list[float] = []
+    hits: list[float] = []
+    for q, weights in pairs:
+        if not q.rows:
+            hits += [0.0] if q.answerable else []
+            continue
+        p = probabilities(q.rows, weights)
+        top = max(range(len(p)), key=lambda i: p[i])
+        (right if q.right[top] else wrong).append(p[top])
+        if q.answerable:
+            hits.append(float(q.right[top]))
+    return Scored(sum(hits) / max(len(hits), 1), auroc(right, wrong))
+
+
+def held_out(questions: Sequence[Candidates], start: Weights) -> list[tuple[Candidates, Weights]]:
+    """Each question with the weights fitted on every set but its own."""
+    out = []
+    for group in sorted({q.group for q in questions}):
+        weights = fit([q for q in questions if q.group != group], start)
+        out += [(q, weights) for q in questions if q.group == group]
+    return out
+
+
+def write(path: Path, fitted: dict[str, tuple[str, Weights]], about: dict[str, object]) -> None:
+    """The fitted weights of each mode with the model id they are for, and how they were
+    fitted."""
+    table = {
+        **about,
+        "modes": {
+            mode: {"model_id": model_id, "weights": weights._asdict()}
+            for mode, (model_id, weights) in fitted.items()
+        },
+    }
+    path.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
+
+
+def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
+    """`cheapqa bench fit-ranking`: collect, fit per mode, print both rankings' held-out
+    figures, write the weights (unless --dry-run)."""
+    from service.readers import checkpoint_dir
+
+    frozen = [name for name in args.sets if name in FROZEN]
+    if frozen:
+        print(f"error: {', '.join(frozen)} is kept unscored: not fitted on", file=sys.stderr)
+        return 2
+    if args.checkpoint_dir is not None:
+        settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})
+    sets = {name: load_stories(set_path(name)) for name in args.sets}
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    found, model_ids = collect(sets, settings, args.modes, log)
+    start = hand_set(settings.support_weight)
+    fitted: dict[str, tuple[str, Weights]] = {}
+    held: dict[str, object] = {}
+    print("| mode | questions | accuracy, hand-set | fitted | AUROC, hand-set | fitted |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for mode, questions in found.items():
+        before = score([(q, start) for q in questions])
+        after = score(held_out(questions, start))
+        weights = fit(questions, start)
+        fitted[mode] = (model_ids[mode], weights)
+        held[mode] = {"hand_set": before._asdict(), "fitted": after._asdict()}
+        print(
+            f"| {mode} | {len(questions)} | {before.accuracy:.3f} | {after.accuracy:.3f} "
+            f"| {before.auroc:.3f} | {after.auroc:.3f} |"
+        )
+        log(f"{mode}: " + ", ".join(f"{k} {v:.3f}" for k, v in weights._asdict().items()))
+    if args.dry_run:
+        return 0
+    path = checkpoint_dir(settings) / FILE
+    about = {"fitted_on": list(args.sets), "support_weight": settings.support_weight}
+    write(path, fitted, {**about, "held_out": held})
+    log(f"wrote {path}")
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sets",
+        type=lambda text: [s for s in text.split(",") if s],
+        default=[s for s in SETS if s not in FROZEN],
+        help="story sets to fit on (default: every set already scored)",
+    )
+    p.add_argument("--modes", type=parse_modes, default=list(MODES))
+    p.add_argument("--checkpoint-dir", type=Path, default=None, help="<mode>.pt files")
+    p.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")

@@ -1,0 +1,80 @@
+"""How a question asked in words ranks its candidate answers: weights fitted on people's
+questions, per reader.
+
+    score(e) = w_reader · log p_reader(e) + w_support · support(e) + w_kind · kind(e)
+               + w_noun · noun(e) + w_mentions · log(1 + mentions(e))
+    p(e)     = softmax of score over the question's candidates (the reader's RERANK_POOL
+               likeliest, less those the question names)
+
+support(e) is `encoder.text.support.support`, kind(e) what the question asks for against what
+the text and the name say e is (`kind_logs`: a Who-question's answer is no place), noun(e) 1
+where a Which-question's noun is in e's name ("the bank" in "Fjord Bank"), mentions(e) how
+often the text names e. The hand-set ranking of a cloze sentence (`support_ranked` after
+`kind_weighted`) is this with w = (1, λ, KIND_WEIGHT, 0, 0), up to the candidates outside the
+pool.
+
+The weights are fitted per reader (`cheapqa bench realistic --fit-ranking`) by maximum
+likelihood of the right answers of the hand-written story sets already scored: the readers
+learnt cloze sentences from novels, and asked a person's question of a person's story they
+score a wrong answer as high as a right one, so what the text says beside each answer must
+weigh more, and how often it is named less, than the hand-set weights say. They are kept
+beside the checkpoints (`ranking.json`), each with the model id it was fitted for; a reader
+without its own (another checkpoint folder, a retrained reader) keeps the hand-set ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+FILE = "ranking.json"
+# A reader probability this small or smaller counts as this (log 0 is -inf).
+MIN_PROB = 1e-9
+
+
+class Weights(NamedTuple):
+    """One reader's weights, one per feature (`features`)."""
+
+    reader: float
+    support: float
+    kind: float
+    noun: float
+    mentions: float
+
+
+def features(
+    prob: float, support: float | None, kind: float, noun: bool, mentions: int
+) -> tuple[float, float, float, float, float]:
+    """One candidate's features, in the order of `Weights`; unknown support counts 0."""
+    return (
+        math.log(max(prob, MIN_PROB)),
+        support or 0.0,
+        kind,
+        float(noun),
+        math.log1p(mentions),
+    )
+
+
+def probabilities(rows: Sequence[Sequence[float]], weights: Weights) -> list[float]:
+    """Candidates' `features` -> their probabilities under the weights (softmax)."""
+    scores = [sum(w * x for w, x in zip(weights, row, strict=True)) for row in rows]
+    top = max(scores, default=0.0)
+    raised = [math.exp(s - top) for s in scores]
+    total = sum(raised)
+    return [r / total for r in raised]
+
+
+def read(folder: Path) -> dict[str, tuple[str, Weights]]:
+    """The fitted weights kept in a checkpoint folder: mode -> (the model id they were fitted
+    for, its weights); empty when the folder keeps none."""
+    path = folder / FILE
+    if not path.is_file():
+        return {}
+    table = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        mode: (entry["model_id"], Weights(**entry["weights"]))
+        for mode, entry in table["modes"].items()
+    }
