@@ -45,8 +45,37 @@ def summary(answered: Sequence[Answered]) -> dict[str, dict[str, Any]]:
             unanswerable = [value(a) for a in scored if a.asked.answer is None]
             row[f"{name}_auroc"] = auroc(right, wrong)
             row[f"{name}_auroc_with_unanswerable"] = auroc(right, wrong + unanswerable)
+        # What a client that keeps only confident answers gets: of every question asked, the
+        # share answered right by the answers whose signal passes one threshold.
+        # (A baseline's score is its own accuracy: no signal.)
+        asked = [a for a in answered if a.by == by]
+        for name in KEPT_BY if any(a.result for a in asked) else ():
+            pairs = [(v, a.right == 1.0) for a in asked if (v := SIGNALS[name](a)) is not None]
+            pairs += [(-math.inf, False)] * (len(asked) - len(pairs))  # refused: never kept
+            for precision in PRECISIONS:
+                row[f"{name}_right_at_{precision}"] = right_kept(pairs, precision)
         out[by] = row
     return out
+
+
+# The precision a client asks of the answers it keeps (`right_kept`), and the signals it keeps
+# them by.
+PRECISIONS = (0.8, 0.9)
+KEPT_BY = ("score", "share")
+
+
+def right_kept(scored: Sequence[tuple[float, bool]], precision: float) -> float:
+    """(score, right) of each question's top answer -> the largest share of the questions
+    answered right by keeping only the answers at or above one threshold on the score, such
+    that at least `precision` of those kept are right (0 when no threshold gives it)."""
+    ranked = sorted(scored, key=lambda pair: -pair[0])
+    best, right = 0, 0
+    for kept, (score, is_right) in enumerate(ranked, 1):
+        right += is_right
+        ties_end = kept == len(ranked) or ranked[kept][0] < score  # a threshold keeps ties
+        if ties_end and right >= precision * kept:
+            best = max(best, right)
+    return best / len(ranked) if ranked else float("nan")
 
 
 def auroc(positives: Sequence[float | None], negatives: Sequence[float | None]) -> float:
@@ -71,6 +100,7 @@ def markdown(rows: dict[str, dict[str, Any]]) -> str:
     head += [f"{k} ({any_row[f'{k}_questions']})" for k in kinds]
     head += ["refused", "support AUROC", "... with unanswerable", "share AUROC", "..."]
     head += ["score AUROC", "..."]
+    head += [f"right by {n}, {p:.0%} kept right" for n in KEPT_BY for p in PRECISIONS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for by, row in rows.items():
         cells = [by, f"{row['accuracy']:.3f}", *(f"{row[k]:.3f}" for k in kinds)]
@@ -80,6 +110,9 @@ def markdown(rows: dict[str, dict[str, Any]]) -> str:
                 _figure(row[f"{name}_auroc"]),
                 _figure(row[f"{name}_auroc_with_unanswerable"]),
             ]
+        cells += [
+            _figure(row.get(f"{n}_right_at_{p}", math.nan)) for n in KEPT_BY for p in PRECISIONS
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -87,3 +87,16 @@ def test_the_bench_asks_through_the_service(tmp_path: Path) -> None:
         "query": "@placeholder drove Anna home to Fairfield",
         "answer": "Marcus",
     }
+
+
+def test_right_kept_is_what_a_confidence_threshold_leaves_right() -> None:
+    from bench.realistic.report import right_kept
+
+    scored = [(0.9, True), (0.8, True), (0.7, False), (0.6, True), (0.5, False), (0.1, False)]
+    # Keeping the top two: 2 of 2 right; the top four: 3 of 4 (75%).
+    assert right_kept(scored, 0.9) == pytest.approx(2 / 6)
+    assert right_kept(scored, 0.75) == pytest.approx(3 / 6)
+    assert right_kept(scored, 0.5) == pytest.approx(3 / 6)
+    # A threshold keeps every answer with the same score: the tie at 0.8 keeps a wrong one.
+    assert right_kept([(0.9, True), (0.8, True), (0.8, False)], 0.9) == pytest.approx(1 / 3)
+    assert right_kept([(0.5, False)], 0.8) == 0.0
