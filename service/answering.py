@@ -13,7 +13,8 @@ p       = softmax(scores) over the entities the reader reaches (a slot mode: the
 answers = top_k of p(e) · exp(λ · support(e)), renormalised (λ = support_weight; the
           support of the reader's 32 likeliest: encoder/text/support.py; p(e) weighed first
           by what the question asks for: a Who-question's answer is no place), mapped back
-          to names
+          to names; a question asked in words: top_k of a softmax over the same features,
+          weighted as fitted for the reader (encoder/text/ranking.py), where it has them
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ INLINE_LOOKUP_MAX_NUMBERS = 65_536
 @dataclass(frozen=True)
 class RankedAnswers:
     slots: list[list[int]]  # per question, the best entity slots, best first
-    scores: list[list[float]]  # their probabilities, the reader's weighted by their support
+    scores: list[list[float]]  # their probabilities: the reader's weighted by their support
     reader_scores: list[list[float]]  # the reader's own probabilities
     supports: list[list[float | None]]  # their support (None: the record kept no windows)
     # their share of the support among the question's RERANK_POOL likeliest answers

@@ -109,9 +109,11 @@ class Answer(BaseModel):
     entity: str
     score: float = Field(
         description="The answer's probability over the entities the question is answered "
-        "from, the reader's weighted by support: p(e) ∝ reader_score(e) · exp(λ · "
-        "support(e)), λ the request's support_weight (0: the reader's own). Answers are "
-        "ranked by it."
+        "from, the reader's weighted by support: for a cloze sentence p(e) ∝ reader_score(e) "
+        "· exp(λ · support(e)), λ the request's support_weight (0: the reader's own); for a "
+        "question asked in words, by weights fitted for the reader on hand-written stories, "
+        "where it has them (and there the best signal of whether the answer is right). "
+        "Answers are ranked by it."
     )
     reader_score: float | None = Field(
         default=None,
@@ -120,12 +122,12 @@ class Answer(BaseModel):
     support: float | None = Field(
         default=None,
         description="Whether the document supports this answer, 0 to 1: the largest share of "
-        "the question's words (its other names, its words but common ones) that stand within "
-        "10 words of one mention of this entity in the text. Near 0: the text says nothing "
+        "the question's words (its other names, its words but common ones) that stand in the "
+        "sentence of one mention of this entity in the text. Near 0: the text says nothing "
         "like the question near it (a question about something the text never mentions gets "
-        "near 0 for every answer). On the project's hand-written news stories it separates "
-        "right answers from wrong ones far better than `score`. Null for a document indexed "
-        "before it was kept (post it again).",
+        "near 0 for every answer). How well it tells right answers from wrong ones is "
+        "measured in RESULTS.md. Null for a document indexed before it was kept (post it "
+        "again).",
     )
     support_share: float | None = Field(
         default=None,
