@@ -223,7 +223,7 @@ async def _one_request(
     n, weight = len(record.entities), runtime.settings.support_weight
     ranked = rank_answers(
         model, state, Q, n, top_k, record.mentions, prepared.named, record.evidence,
-        prepared.terms, weight, prepared.kinds,
+        prepared.terms, weight, prepared.kinds, prepared.in_words,
     )  # fmt: skip
     us["score + top-k"] = clock() - t - us["lookup"]
 
