@@ -17,7 +17,7 @@ def where_named(anon: AnonymisedText, offset: int = 0) -> tuple[list[list[int]],
     first MAX_SPANS mentions' offsets as [start, end, start, end, ...] (shifted by `offset`,
     the characters before the text), and its mention windows."""
     spans = [[x + offset for span in found[:MAX_SPANS] for x in span] for found in anon.spans]
-    return spans, mention_windows(anon.tokens, len(anon.entities))
+    return spans, mention_windows(anon.tokens, len(anon.entities), anon.entities)
 
 
 def appended_where_named(

@@ -334,3 +334,24 @@ async def test_a_who_question_is_answered_with_fewer_places_than_its_cloze(
         assert score[0]["Bergen"] < score[1]["Bergen"] / 100  # exp(-8): Bergen is always "in"
         assert score[0]["Jan Haugen"] > score[1]["Jan Haugen"]
         assert where["answers"][0]["entity"] == "Bergen"
+
+
+def test_a_window_spells_out_the_names_in_it_and_its_looks_back() -> None:
+    text = (
+        "The Polish Musicians' Union, led by Krzysztof Nowicki, backed the strike. "
+        "Odra Chemicals reported a fire. Its director, Anna Zielinska, said nobody was hurt."
+    )
+    anon = anonymise_document(text, max_entities=None)
+    windows = mention_windows(anon.tokens, len(anon.entities), anon.entities)
+    words = {
+        name: set(" ".join(windows[i]).replace(FAR_MARK, " ").split())
+        for i, name in enumerate(anon.entities)
+    }
+    # Another entity's name brings its words: Nowicki stands beside a union.
+    assert {"union", "musicians"} <= words["Krzysztof Nowicki"]
+    # "Its director, ..." looks back to the sentence before: whose director she is.
+    assert {"chemicals", "fire", "reported"} <= words["Anna Zielinska"]
+    # Without the names, only the markers; no sentence is looked back to without "its".
+    bare = mention_windows(anon.tokens, len(anon.entities))
+    assert "union" not in " ".join(bare[anon.entities.index("Krzysztof Nowicki")])
+    assert "fire" not in words["Krzysztof Nowicki"]
