@@ -47,10 +47,11 @@ SETS = (
     "test17",
     "test18",
     "test19",
+    "test20",
 )
 # Written blind and kept unscored, for the next change to be scored on once: nothing is fitted
 # or tuned on them (`cheapqa bench fit-ranking` refuses them).
-FROZEN = ("test19",)
+FROZEN = ("test20",)
 
 
 @dataclass(frozen=True)
