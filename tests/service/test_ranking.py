@@ -163,3 +163,13 @@ def test_the_fitter_refuses_a_set_kept_unscored() -> None:
     assert FROZEN[0] not in parser.parse_args([]).sets  # not fitted on by default
     args = parser.parse_args(["--sets", f"dev,{FROZEN[0]}", "--dry-run"])
     assert fit_ranking(args, Settings()) == 2
+
+
+@pytest.mark.parametrize("mode", ["none", "linear", "gated", "softmax", "mentions"])
+def test_the_shipped_weights_are_for_the_shipped_readers(mode: str) -> None:
+    # A retrained reader without refitted weights would quietly fall back to the hand-set
+    # ranking: `cheapqa bench fit-ranking` must run after it.
+    from encoder.model.checkpoint import CHECKPOINT_DIR
+
+    fitted_for, _ = read(CHECKPOINT_DIR)[mode]
+    assert fitted_for == load_checkpoint(CHECKPOINT_DIR / f"{mode}.pt").model_id
