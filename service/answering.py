@@ -222,13 +222,13 @@ def rank_answers(
         found = [
             None if evidence is None else evidence_support(terms[row], evidence(s)) for s, _ in kept
         ]
-        weighed = [v for _, v in kept]
         fitted = model.ranking if in_words and in_words[row] else None
         if support_weight > 0 and evidence is not None and fitted is not None:
             rows = candidate_features(kept, found, evidence, terms[row], kinds[row], mentions)
             ranked = probabilities(rows, fitted)
             order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
         else:
+            weighed = [v for _, v in kept]
             if support_weight > 0 and evidence is not None and kinds:
                 weighed = kind_weighted(weighed, [evidence(s) for s, _ in kept], kinds[row])
             order, ranked = support_order(weighed, found, support_weight)

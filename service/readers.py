@@ -223,6 +223,7 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
     # Process-wide; set here because serve and worker both load their models through this.
     torch.set_num_threads(settings.torch_threads)
     explicit = "modes" in settings.model_fields_set
+    fitted = ranking.read(checkpoint_dir(settings))  # every mode's, from the one folder
     models: dict[str, LoadedModel] = {}
     for mode in dict.fromkeys(settings.modes):
         path = checkpoint_path(settings, mode)
@@ -232,7 +233,7 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         ckpt = load_checkpoint(path, device=settings.device)
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
-        fitted_for, weights = ranking.read(path.parent).get(mode, (None, None))
+        fitted_for, weights = fitted.get(mode, (None, None))
         if weights is not None and fitted_for != ckpt.model_id:
             log.warning(
                 "%s's ranking weights were fitted for model %s, not %s: not used",

@@ -13,7 +13,7 @@ often the text names e. The hand-set ranking of a cloze sentence (`support_ranke
 `kind_weighted`) is this with w = (1, λ, KIND_WEIGHT, 0, 0), up to the candidates outside the
 pool.
 
-The weights are fitted per reader (`cheapqa bench realistic --fit-ranking`) by maximum
+The weights are fitted per reader (`cheapqa bench fit-ranking`) by maximum
 likelihood of the right answers of the hand-written story sets already scored: the readers
 learnt cloze sentences from novels, and asked a person's question of a person's story they
 score a wrong answer as high as a right one, so what the text says beside each answer must

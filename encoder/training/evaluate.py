@@ -119,9 +119,11 @@ def support_chooser(questions: Sequence[Question], weight: float) -> Choose:
     """Picks each question's answer as the service ranks them with support_weight `weight`:
     among the reader's RERANK_POOL likeliest, by p_reader(e) · exp(λ · support(e))
     (encoder.text.support), the support read from the document's mention windows. Unlike the
-    service's, it does not count the answer's own name (a built question holds markers, not
-    names): a Which-question's noun found only in the name ("the bank" of "Fjord Bank") is
-    support the service sees and this does not."""
+    service's, it counts no name's words (a built question holds markers, not names): a
+    Which-question's noun found only in the answer's name ("the bank" of "Fjord Bank"), or a
+    question's word only in another name in the window ("union" of "the Polish Musicians'
+    Union"), is support the service sees and this does not. A question asked in words is
+    ranked by the hand-set weights here, not by the reader's fitted ones."""
     # Per document, its entities' windows as word sets, split once for all its questions.
     evidence: dict[str, list[Evidence]] = {}
 
