@@ -167,16 +167,72 @@ def _bare_subject_length(words: list[str]) -> int:
     return 1 if len(words) > 1 else 0
 
 
-def _runs_on_to(words: list[str], ends: Callable[[str], bool]) -> int:
+def _bare_plural_subject(words: list[str]) -> bool:
+    """After a modal, whether a bare plural noun is its subject ("will fans get", "will fund
+    members be briefed"), not its verb ("will lead the team", "must approve the deal"): a
+    plural among its first two words and a plain word after it."""
+    for j, word in enumerate(words[:2]):
+        after = words[j + 1] if j + 1 < len(words) else ""
+        if (
+            word.endswith("s")
+            and not word.endswith("ss")
+            and after.isalpha()
+            and after.islower()
+            and (after == "of" or after not in _AFTER_VERB | _NOT_IN_SUBJECT)
+        ):
+            return True
+    return False
+
+
+def _runs_on_to(words: list[str], ends: Callable[[str, str], bool]) -> int:
     """Where a determiner and its noun (`words` starts "the old ...") run on, over plain words,
-    to the first word `ends` accepts: its index ("the old man talking" -> 3), 0 when none."""
+    to the first word `ends` accepts (given the word after it, "" at the end): its index ("the
+    old man talking" -> 3), 0 when none."""
     if len(words) > 2 and words[0].lower() in _DETERMINERS:
         for j in range(2, len(words)):
             if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
                 break
-            if ends(words[j]):
+            if ends(words[j], words[j + 1] if j + 1 < len(words) else ""):
                 return j
     return 0
+
+
+# What follows a verb, not a noun: its object, a preposition, an infinitive's "to", an
+# adverb, a clause ("did a woman die when ...").
+_CONJUNCTIONS = _words("when while if because until unless whether where after before since")
+_AFTER_VERB = (
+    PREPOSITIONS
+    | _DETERMINERS
+    | _CONJUNCTIONS
+    | _words("him them me us as now today here there back up down out away and or")
+)
+
+
+def _do_subject(words: list[str], n: int) -> int:
+    """After "did"/"does"/"do", a determiner's noun phrase runs on over plain words to its verb:
+    the first that a known verb, an adverb, an object or the question's end follows, or that
+    is a known irregular verb ("did the perfume house hire to ...", "did the lock gate give
+    way", "did the four singers also perform with"), not "the perfume" and the verb "house";
+    `n` when none is found."""
+    if n != 2 or words[0].lower() not in _DETERMINERS:
+        return n
+    for j in range(1, min(len(words), 1 + MAX_NOUN_WORDS)):
+        word = words[j]
+        if not word.isalpha() or word in _NOT_IN_SUBJECT | _CONJUNCTIONS:
+            return n
+        if j == 1 or word[:1].isupper():
+            continue  # the determiner's own noun, or a name's word ("the Dutch bank")
+        after = words[j + 1] if j + 1 < len(words) else ""
+        if (
+            word in _IRREGULAR_PAST
+            or word in _ADVERBS
+            or not after
+            or after.lower() in _AFTER_VERB
+            or not after.isalpha()
+            or after[:1].isupper()
+        ):
+            return j
+    return n
 
 
 def _modal_subject(words: list[str], n: int) -> int:
@@ -184,7 +240,8 @@ def _modal_subject(words: list[str], n: int) -> int:
     that follows it: "would the new filling line be built" has the subject "the new filling
     line", not "the new"."""
     if n == 2:
-        return _runs_on_to(words[: 2 + MAX_NOUN_WORDS], lambda w: w.lower() in ("be", "have")) or n
+        be_have = _runs_on_to(words[: 2 + MAX_NOUN_WORDS], lambda w, _: w.lower() in ("be", "have"))
+        return be_have or n
     return n
 
 
@@ -214,8 +271,24 @@ def _be_have_subject(words: list[str], n: int) -> int:
     follows them ("is Anna talking", "was the old man talking"), 0 when no participle
     follows: then be/have is the main verb ("Who is the president of France?")."""
     if n and n < len(words) and _participle(words[n]):
-        return n
-    return _runs_on_to(words, _participle) if n == 2 else 0  # "was the old man talking"
+        after = words[n + 1] if n + 1 < len(words) else ""
+        if n != 2 or words[0].lower() not in _DETERMINERS or _verb_participle(words[n], after):
+            return n
+    if n != 2:
+        return 0
+    # "was the old man talking"; else the first participle ("is the drilling taking place")
+    return _runs_on_to(words, _verb_participle) or _runs_on_to(
+        words, lambda w, _: _participle(w)
+    )  # "was the old man talking"
+
+
+def _verb_participle(word: str, after: str) -> bool:
+    """A participle that is the verb, not a noun's modifier: "based" of "is the Spanish fishing
+    company based", not "fishing"; "been" of "has the company been fined"."""
+    if not _participle(word):
+        return False
+    plain_noun = after.isalpha() and after.islower() and after not in _AFTER_VERB
+    return not plain_noun or _participle(after)
 
 
 def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
@@ -296,10 +369,16 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     aux = rest[0].lower()
     if aux not in _DO and aux not in _KEPT_AUXILIARIES:
         return None
+    if len(rest) > 1 and rest[1].lower() in _ADVERBS:
+        return None  # "Who was also arrested?": the auxiliary's own verb follows
     n = _subject_length(rest[1:])
     if n == 0 and (aux in _DO or aux in _MODALS or (aux in _BE_HAVE and not _participle(rest[1]))):
         # "did police arrest", "have farmers been protesting", "will fans get"
         n = _bare_subject_length(rest[1:])
+        if aux in _MODALS and not _bare_plural_subject(rest[1:]):
+            return None  # "Who will lead the team?": the modal's verb, no subject between
+    if aux in _DO:
+        n = _do_subject(rest[1:], n)
     if aux in _BE_HAVE:
         n = _be_have_subject(rest[1:], n)
         if aux in _BE and _described(rest[1:], n):
@@ -309,7 +388,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     subject, after = rest[1 : 1 + n], rest[1 + n :]
     if n == 0 or not after:
         return None  # "Who was the captain?": the auxiliary is the main verb
-    verb, tail = after[0], after[1:]
+    adverb = [after[0]] if after[0].lower() in _ADVERBS and len(after) > 1 else []
+    verb, tail = after[len(adverb)], after[1 + len(adverb) :]
     if aux == "did":
         verbs = [past_tense(verb)]
     elif aux == "does":
@@ -318,6 +398,11 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
         verbs = [verb]
     else:
         verbs = [rest[0], verb]
+    verbs = [*adverb, *verbs] if aux in _DO else [*verbs[:-1], *adverb, verbs[-1]]
+    if aux in ("did", "does") and len(tail) > 1 and tail[0].lower() in ("and", "or"):
+        # "did the teenager live and train": both verbs take the tense
+        verbs += [tail[0], past_tense(tail[1]) if aux == "did" else third_person(tail[1])]
+        tail = tail[2:]
     if tail and tail[-1].lower() in PREPOSITIONS:
         return " ".join([*subject, *verbs, *tail, answer])
     return " ".join([*subject, *verbs, answer, *tail])

@@ -201,6 +201,62 @@ from encoder.text.questions import (
             "Where will fans get their first look at the new signing?",
             "fans will get their first look at the new signing in @placeholder",
         ),
+        (
+            "In which city will fund members be briefed?",
+            "fund members will be briefed in the city @placeholder",
+        ),
+        # A modal's own verb: the answer is its subject.
+        ("Who will become prime minister?", "@placeholder will become prime minister"),
+        ("Who will lead the team?", "@placeholder will lead the team"),
+        ("Who should pay for the repairs?", "@placeholder should pay for the repairs"),
+        (
+            "Which regulator must approve the deal?",
+            "the regulator @placeholder must approve the deal",
+        ),
+        (
+            "Which Dutch group might make a rival offer?",
+            "the Dutch group @placeholder might make a rival offer",
+        ),
+        (
+            "Which club will Sporting meet in the final?",
+            "Sporting will meet the club @placeholder in the final",
+        ),
+        # A did/does subject runs on to its verb, not its second word.
+        (
+            "Which firm did the perfume house hire to explore other options?",
+            "the perfume house hired the firm @placeholder to explore other options",
+        ),
+        ("Where did the lock gate give way?", "the lock gate gave way in @placeholder"),
+        (
+            "Where does the dairy group plan to appeal the ruling?",
+            "the dairy group plans to appeal the ruling in @placeholder",
+        ),
+        (
+            "What company did the Dutch bank buy last year?",
+            "the Dutch bank bought the company @placeholder last year",
+        ),
+        (
+            "Whom did the union members elect as leader?",
+            "the union members elected @placeholder as leader",
+        ),
+        (
+            "Where did the injured teenager live and train?",
+            "the injured teenager lived and trained in @placeholder",
+        ),
+        # An adverb before the verb stays before it.
+        (
+            "Which professional ensemble did the four singers also perform with?",
+            "the four singers also performed with the professional ensemble @placeholder",
+        ),
+        ("Who was also arrested?", "@placeholder was also arrested"),
+        ("Whom will the board also appoint?", "the board will also appoint @placeholder"),
+        # The participle that is the verb, not the one that describes a noun.
+        (
+            "Where is the Spanish fishing company based?",
+            "the Spanish fishing company is based in @placeholder",
+        ),
+        ("Where was the new filling line built?", "the new filling line was built in @placeholder"),
+        ("Whom is Anna visiting tomorrow?", "Anna is visiting @placeholder tomorrow"),
     ],
 )
 def test_plain_questions_become_cloze_sentences(question: str, cloze: str) -> None:
