@@ -43,8 +43,10 @@ from encoder.text.support import (
     kind_logs,
     kind_weighted,
     question_terms,
+    rare_support,
     support_order,
     support_shares,
+    word_weights,
 )
 from encoder.text.tokens import PLACEHOLDER, plain_text
 from service.batcher import QueryBatcher
@@ -161,8 +163,16 @@ def candidate_features(
     `encoder.text.ranking.features`."""
     known = [evidence(s) for s, _ in kept]
     logs = kind_logs(known, kind) or [0.0] * len(kept)
+    weights = word_weights(terms, known)
     return [
-        features(p, sup, x, terms.noun is not None and terms.noun in e.name, count(mentions, s))
+        features(
+            p,
+            sup,
+            x,
+            terms.noun is not None and terms.noun in e.name,
+            count(mentions, s),
+            rare_support(terms, e, weights),
+        )
         for (s, p), sup, x, e in zip(kept, found, logs, known, strict=True)
     ]
 

@@ -182,7 +182,7 @@ def mention_marks(tokens: Sequence[str], i: int) -> list[str]:
     if (
         before in ORG_NOUNS
         or (before in ("at", "of") and before2 in _WORKS_AT)
-        or pronoun == ORG_MARK
+        or (pronoun == ORG_MARK and PERSON_MARK not in marks)
         or after[:2] == [",", "which"]
         or _acronym_after(after)
         or _owns(after, _ORG_OWNS)
@@ -210,13 +210,15 @@ def _acronym_after(after: Sequence[str]) -> bool:
 def _next_pronoun(tokens: Sequence[str], i: int) -> str | None:
     """PERSON_MARK when he/she/his/her follows the mention within PRONOUN_REACH tokens before
     another name or the sentence's end, ORG_MARK for it/its, else None."""
+    other_noun = False  # "Ferri said the federation would review its rules": its, theirs
     for t in tokens[i + 1 : i + 1 + PRONOUN_REACH]:
         if t.startswith("@entity") or t in (".", "!", "?"):
             return None
         if t in _PERSON_PRONOUNS:
             return PERSON_MARK
         if t in _ORG_PRONOUNS:
-            return ORG_MARK
+            return None if other_noun else ORG_MARK
+        other_noun = other_noun or t in ("the", "a", "an")
     return None
 
 

@@ -43,11 +43,12 @@ class Weights(NamedTuple):
     kind: float
     noun: float
     mentions: float
+    rare: float = 0.0
 
 
 def features(
-    prob: float, support: float | None, kind: float, noun: bool, mentions: int
-) -> tuple[float, float, float, float, float]:
+    prob: float, support: float | None, kind: float, noun: bool, mentions: int, rare: float
+) -> tuple[float, float, float, float, float, float]:
     """One candidate's features, in the order of `Weights`; unknown support counts 0."""
     return (
         math.log(max(prob, MIN_PROB)),
@@ -55,13 +56,14 @@ def features(
         kind,
         float(noun),
         math.log1p(mentions),
+        rare,
     )
 
 
 def probabilities(rows: Sequence[Sequence[float]], weights: Weights) -> list[float]:
     """Candidates' `features` -> their probabilities under the weights (softmax)."""
-    a, b, c, d, e = weights  # unpacked: a generator over each row costs twice as much
-    scores = [a * r + b * s + c * k + d * n + e * m for r, s, k, n, m in rows]
+    a, b, c, d, e, f = weights  # unpacked: a generator over each row costs twice as much
+    scores = [a * r + b * s + c * k + d * n + e * m + f * x for r, s, k, n, m, x in rows]
     top = max(scores, default=0.0)
     raised = [math.exp(s - top) for s in scores]
     total = sum(raised)

@@ -74,6 +74,7 @@ def _evidence(token: str) -> bool:
 # "found"; "adviser", "advised" -> "advis"), as do a verb's tenses ("backs", "backed").
 _SUFFIXES = ("ings", "ing", "ers", "ors", "ies", "ied", "es", "ed", "er", "or", "s")
 _MIN_STEM = 3
+_INFLECTIONS = frozenset({"ings", "ing", "ed"})
 _UNDOUBLED = frozenset("bdgmnprt")  # "winner", "planned" -> "win", "plan"; not "called"
 
 
@@ -88,6 +89,14 @@ def stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
             word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+            # ... and the agent's suffix under it, as "engineers" loses it with "ers":
+            # "engineering", "engineered" -> "engin"
+            if (
+                suffix in _INFLECTIONS
+                and word.endswith(("er", "or"))
+                and len(word) - 2 >= _MIN_STEM
+            ):
+                word = word[:-2]
             break
     if len(word) > _MIN_STEM and word[-1] == word[-2] and word[-1] in _UNDOUBLED:
         word = word[:-1]
@@ -161,6 +170,17 @@ def mention_windows(
     in the window brings its name's words too ("union" from "The Polish Musicians' Union, led
     by Krzysztof Nowicki"), counted where its marker is."""
     name_words = [[w for w in tokenize(n.lower()) if _evidence(w)] for n in names]
+    named_person = [
+        name_kind([w for w in tokenize(n.lower()) if w.isalnum()]).person >= 0.5 for n in names
+    ]
+
+    def person_like(j: int) -> bool:
+        k = entity_index(tokens[j])
+        if k is None:
+            return False
+        return (k < len(named_person) and named_person[k]) or PERSON_MARK in mention_marks(
+            tokens, j
+        )
 
     def spelled(words: list[str]) -> list[str]:
         out = []
@@ -183,6 +203,10 @@ def mention_windows(
             # "Its director, Omar Tazi, said ...": the sentence before says whose.
             back, _ = _sentence_around(tokens, start - 2)
             after += [t for t in tokens[back : start - 1] if _evidence(t)]
+        if person_like(i) and not any(person_like(j) for j in range(start, i)):
+            # '"A single truck can ruin hours of observations," she added.': the person the
+            # sentence before named first.
+            after += _pronoun_sentence(tokens, end)
         near = dict.fromkeys(t for t in spelled([*before[:NEAR], *after[:NEAR]]) if t != token)
         far = dict.fromkeys(
             t for t in spelled([*before[NEAR:], *after[NEAR:]]) if t != token and t not in near
@@ -190,6 +214,29 @@ def mention_windows(
         marks = mention_marks(tokens, i)
         windows[slot].append(" ".join([*marks, *near, FAR_MARK, *far]))
     return windows
+
+
+_PERSONAL = frozenset({"he", "she"})
+
+
+def _pronoun_sentence(tokens: Sequence[str], end: int) -> list[str]:
+    """The evidence words of the next sentence from `end` (within WIDTH tokens) when it
+    speaks of a person by "he" or "she" and names no one; none otherwise."""
+    end = next(
+        (
+            j + 1
+            for j in range(end - 1, min(len(tokens), end + WIDTH))
+            if tokens[j] in _SENTENCE_ENDS
+        ),
+        len(tokens),
+    )
+    if end >= len(tokens):
+        return []
+    start, stop = _sentence_around(tokens, end)
+    words = tokens[start:stop]
+    if _PERSONAL.isdisjoint(words) or any(t.startswith("@entity") for t in words):
+        return []
+    return [t for t in words if _evidence(t)]
 
 
 class Terms(NamedTuple):
@@ -243,6 +290,7 @@ class Evidence(NamedTuple):
     # a place's, with no cue in the text.
     name_person: float = 0.0
     name_place: float = 0.0
+    words: frozenset[str] = frozenset()  # every word of its windows, near or far
 
 
 def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
@@ -272,6 +320,7 @@ def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
         country=share(COUNTRY_MARK),
         name_person=by_name.person,
         name_place=by_name.place,
+        words=frozenset().union(*(near | far for near, far in out)),
     )
 
 
@@ -297,6 +346,28 @@ def evidence_support(terms: Terms, evidence: Evidence) -> float | None:
             for near, far in windows
         )
     return best / len(words)
+
+
+def word_weights(terms: Terms, evidence: Sequence[Evidence]) -> dict[str, float]:
+    """Each of the question's words weighed by how few of its candidate answers (`evidence`,
+    n of them) have it beside a mention: log((n + 1) / (candidates with it + 1)). A word beside
+    every name ("company" in a story about one) tells little of which one answers."""
+    n = len(evidence) + 1
+    return {w: math.log(n / (1 + sum(w in e.words for e in evidence))) for w in terms.words}
+
+
+def rare_support(terms: Terms, evidence: Evidence, weights: dict[str, float]) -> float:
+    """`evidence_support` with each question word counted by its `word_weights`: the share of
+    the question's weight found in the best of an answer's windows (0.0 without windows)."""
+    total = sum(weights.values())
+    if not evidence.windows or total <= 0:
+        return 0.0
+    best = max(
+        sum(weights[w] for w in terms.words & near)
+        + FAR_WEIGHT * sum(weights[w] for w in terms.words & far)
+        for near, far in evidence.windows
+    )
+    return best / total
 
 
 # λ_kind: a Who-question's answer is a person or an organisation (a person only, where its

@@ -42,6 +42,8 @@ def _marks(text: str, name: str) -> list[str]:
         ("Rival bidder Vestlys raised its offer.", "Vestlys", ORG_MARK),
         ("Hanul's shares fell 8 percent.", "Hanul", ORG_MARK),
         ("Hanul said it would pay.", "Hanul", ORG_MARK),
+        # A title says a person's, whatever "its" follows.
+        ("Director Ferri said it would review the rules.", "Ferri", PERSON_MARK),
     ],
 )
 def test_a_mention_is_marked_by_what_its_neighbours_say(text: str, name: str, mark: str) -> None:
@@ -73,6 +75,8 @@ def test_what_a_state_has_marks_a_country(text: str, name: str, marks: list[str]
         "A stake in Halden rose.",  # what one owns in a company
         "Investors in Vestlys sold.",
         "Halden's chief executive spoke.",  # a company's officer, not a country's body
+        # "its" after another noun is that noun's: "the federation's rules", not Ferri's
+        "Ferri said the federation would review its rules.",
     ],
 )
 def test_plain_mentions_carry_no_mark(text: str) -> None:

@@ -19,11 +19,13 @@ from encoder.text.support import (
     kind_weighted,
     mention_windows,
     question_terms,
+    rare_support,
     stem,
     support,
     support_ranked,
     support_shares,
     with_roles,
+    word_weights,
 )
 from store.record import DocumentRecord, Status, meta_from_json, meta_to_json
 from tests.service.conftest import AppClient, wait_status
@@ -89,6 +91,8 @@ def test_a_role_and_its_verb_and_a_verbs_tenses_meet_at_their_stem() -> None:
     assert stem("owner") == stem("owns") == stem("owned") == "own"
     assert stem("winner") == stem("wins") == "win" and stem("called") == "call"
     assert stem("studies") == stem("studied") == "study"
+    # An inflected agent noun loses both suffixes, as its plural does.
+    assert {stem(w) for w in ("engineer", "engineers", "engineering", "engineered")} == {"engin"}
     assert stem("@entity12") == "@entity12" and stem("2028") == "2028" and stem("led") == "led"
     anon, windows, slot = _windows_of(STORY)
     # "Nordvik's founder, Jan Haugen": who founded Nordvik?
@@ -355,3 +359,49 @@ def test_a_window_spells_out_the_names_in_it_and_its_looks_back() -> None:
     bare = mention_windows(anon.tokens, len(anon.entities))
     assert "union" not in " ".join(bare[anon.entities.index("Krzysztof Nowicki")])
     assert "fire" not in words["Krzysztof Nowicki"]
+
+
+def test_a_quote_said_by_he_or_she_joins_the_window_of_who_the_sentence_before_named() -> None:
+    text = (
+        "Observatory director Sabine Lorenz said drilling would harm the site, and Andes Mining "
+        'disagreed. "A single truck at night can ruin hours of observations," she added. '
+        "Hugo Rojas of Andes Mining said the trucks would run by day."
+    )
+    anon = anonymise_document(text, max_entities=None)
+    windows = mention_windows(anon.tokens, len(anon.entities), anon.entities)
+    words = {
+        name: set(" ".join(windows[i]).replace(FAR_MARK, " ").split())
+        for i, name in enumerate(anon.entities)
+    }
+    # The quote is the person's the sentence before named first: Lorenz, not Andes Mining.
+    assert {"truck", "night", "observations"} <= words["Sabine Lorenz"]
+    assert "observations" not in words["Andes Mining"]
+    # A sentence that names someone keeps its words to itself.
+    assert "trucks" not in words["Sabine Lorenz"]
+    terms = question_terms(
+        anonymise_query(
+            "@placeholder warned that trucks at night could spoil observations", anon.entities
+        )
+    )
+    found = {n: support(terms, windows[i]) for i, n in enumerate(anon.entities)}
+    assert max(found, key=lambda n: found[n] or 0.0) == "Sabine Lorenz"
+
+
+def test_rare_words_weigh_more_in_the_rare_support() -> None:
+    near = frozenset({"company", "said", "cut", "jobs"})
+    evidence = [
+        Evidence(((near, frozenset()),), words=near),  # beside the question's rare words
+        Evidence(
+            ((frozenset({"company", "said"}), frozenset()),), words=frozenset({"company", "said"})
+        ),
+        Evidence(((frozenset({"company"}), frozenset()),), words=frozenset({"company"})),
+    ]
+    terms = Terms(frozenset({"company", "cut", "jobs"}))
+    weights = word_weights(terms, evidence)
+    # "company" stands beside all three candidates: it tells none of them apart.
+    assert weights["company"] == 0.0 and weights["cut"] == weights["jobs"] > 0
+    assert rare_support(terms, evidence[0], weights) == 1.0
+    assert rare_support(terms, evidence[2], weights) == 0.0
+    # The plain support still counts "company" for the third: a third of the question's words.
+    assert evidence_support(terms, evidence[2]) == pytest.approx(1 / 3)
+    assert rare_support(terms, Evidence(()), weights) == 0.0
