@@ -2,16 +2,17 @@
 questions, per reader.
 
     score(e) = w_reader · log p_reader(e) + w_support · support(e) + w_kind · kind(e)
-               + w_noun · noun(e) + w_mentions · log(1 + mentions(e))
+               + w_noun · noun(e) + w_mentions · log(1 + mentions(e)) + w_rare · rare(e)
     p(e)     = softmax of score over the question's candidates (the reader's RERANK_POOL
                likeliest, less those the question names)
 
 support(e) is `encoder.text.support.support`, kind(e) what the question asks for against what
 the text and the name say e is (`kind_logs`: a Who-question's answer is no place), noun(e) 1
 where a Which-question's noun is in e's name ("the bank" in "Fjord Bank"), mentions(e) how
-often the text names e. The hand-set ranking of a cloze sentence (`support_ranked` after
-`kind_weighted`) is this with w = (1, λ, KIND_WEIGHT, 0, 0), up to the candidates outside the
-pool.
+often the text names e, rare(e) the support with each question word weighed by how few of the
+candidates have it beside them (`rare_support`: "company" beside every name tells none apart).
+The hand-set ranking of a cloze sentence (`support_ranked` after `kind_weighted`) is this with
+w = (1, λ, KIND_WEIGHT, 0, 0, 0), up to the candidates outside the pool.
 
 The weights are fitted per reader (`cheapqa bench fit-ranking`) by maximum
 likelihood of the right answers of the hand-written story sets already scored: the readers
