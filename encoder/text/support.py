@@ -357,7 +357,7 @@ def evidence_support(terms: Terms, evidence: Evidence) -> float | None:
 
 # The fitted ranking's rare(e) (encoder.text.ranking) reads the support through these weights:
 # on the twenty story sets scored before test20, each by weights fitted without it, +0.8 to
-# +1.0 points a mode (RESULTS.md). Over the candidates, not every entity of the document: the
+# +0.9 points a mode (RESULTS.md). Over the candidates, not every entity of the document: the
 # same on a news story (its names are the candidates), and a long document's thousand names
 # are not read for one question.
 def word_weights(terms: Terms, evidence: Sequence[Evidence]) -> dict[str, float]:
