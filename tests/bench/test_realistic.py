@@ -23,7 +23,7 @@ def test_the_sets_are_news_stories_with_answerable_questions(name: str) -> None:
     ids = [q.id for s in stories for q in s.questions]
     assert len(ids) == len(set(ids)) and len({s.id for s in stories}) == len(stories)
     for story in stories:
-        assert 250 <= len(story.text.split()) <= 450, story.id
+        assert 250 <= len(story.text.split()) <= 500, story.id
         assert " - " in story.text.split("\n\n")[1][:40], f"{story.id}: no dateline"
         answered = [q for q in story.questions if q.answer is not None]
         assert len(answered) >= 10, story.id
