@@ -46,6 +46,7 @@ from encoder.text.support import (
     rare_support,
     support_order,
     support_shares,
+    who_person,
     word_weights,
 )
 from encoder.text.tokens import PLACEHOLDER, plain_text
@@ -172,6 +173,7 @@ def candidate_features(
             terms.noun is not None and terms.noun in e.name,
             count(mentions, s),
             rare_support(terms, e, weights),
+            who_person(e, kind),
         )
         for (s, p), sup, x, e in zip(kept, found, logs, known, strict=True)
     ]

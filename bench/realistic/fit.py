@@ -123,7 +123,7 @@ def collect(
 def hand_set(support_weight: float) -> Weights:
     """The hand-set ranking of a cloze sentence as weights (up to the candidates outside the
     pool, which do not change the order)."""
-    return Weights(1.0, support_weight, KIND_WEIGHT, 0.0, 0.0, 0.0)
+    return Weights(1.0, support_weight, KIND_WEIGHT, 0.0, 0.0, 0.0, 0.0)
 
 
 def fit(questions: Sequence[Candidates], start: Weights) -> Weights:

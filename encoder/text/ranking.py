@@ -3,6 +3,7 @@ questions, per reader.
 
     score(e) = w_reader · log p_reader(e) + w_support · support(e) + w_kind · kind(e)
                + w_noun · noun(e) + w_mentions · log(1 + mentions(e)) + w_rare · rare(e)
+               + w_who_person · who_person(e)
     p(e)     = softmax of score over the question's candidates (the reader's RERANK_POOL
                likeliest, less those the question names)
 
@@ -10,9 +11,12 @@ support(e) is `encoder.text.support.support`, kind(e) what the question asks for
 the text and the name say e is (`kind_logs`: a Who-question's answer is no place), noun(e) 1
 where a Which-question's noun is in e's name ("the bank" in "Fjord Bank"), mentions(e) how
 often the text names e, rare(e) the support with each question word weighed by how few of the
-candidates have it beside them (`rare_support`: "company" beside every name tells none apart).
-The hand-set ranking of a cloze sentence (`support_ranked` after `kind_weighted`) is this with
-w = (1, λ, KIND_WEIGHT, 0, 0, 0), up to the candidates outside the pool.
+candidates have it beside them (`rare_support`: "company" beside every name tells none apart),
+who_person(e) for a Who-question how much more e is a person's name than an organisation's
+(`who_person`: the person beside an organisation in "The study was led by Valeria Ortúzar of
+the Patagonian Institute"). The hand-set ranking of a cloze sentence (`support_ranked` after
+`kind_weighted`) is this with w = (1, λ, KIND_WEIGHT, 0, 0, 0, 0), up to the candidates outside
+the pool.
 
 The weights are fitted per reader (`cheapqa bench fit-ranking`) by maximum
 likelihood of the right answers of the hand-written story sets already scored: the readers
@@ -45,11 +49,18 @@ class Weights(NamedTuple):
     noun: float
     mentions: float
     rare: float = 0.0
+    who_person: float = 0.0
 
 
 def features(
-    prob: float, support: float | None, kind: float, noun: bool, mentions: int, rare: float
-) -> tuple[float, float, float, float, float, float]:
+    prob: float,
+    support: float | None,
+    kind: float,
+    noun: bool,
+    mentions: int,
+    rare: float,
+    who_person: float,
+) -> tuple[float, float, float, float, float, float, float]:
     """One candidate's features, in the order of `Weights`; unknown support counts 0."""
     return (
         math.log(max(prob, MIN_PROB)),
@@ -58,13 +69,14 @@ def features(
         float(noun),
         math.log1p(mentions),
         rare,
+        who_person,
     )
 
 
 def probabilities(rows: Sequence[Sequence[float]], weights: Weights) -> list[float]:
     """Candidates' `features` -> their probabilities under the weights (softmax)."""
-    a, b, c, d, e, f = weights  # unpacked: a generator over each row costs twice as much
-    scores = [a * r + b * s + c * k + d * n + e * m + f * x for r, s, k, n, m, x in rows]
+    a, b, c, d, e, f, g = weights  # unpacked: a generator over each row costs twice as much
+    scores = [a * r + b * s + c * k + d * n + e * m + f * x + g * y for r, s, k, n, m, x, y in rows]
     top = max(scores, default=0.0)
     raised = [math.exp(s - top) for s in scores]
     total = sum(raised)

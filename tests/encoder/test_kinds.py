@@ -14,7 +14,7 @@ from encoder.text.kinds import (
     names_place,
 )
 from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE, TOWN, asks_for
-from encoder.text.support import entity_evidence, kind_weighted
+from encoder.text.support import entity_evidence, kind_weighted, who_person
 from encoder.text.tokens import tokenize
 
 
@@ -155,3 +155,12 @@ def test_a_town_question_demotes_a_country() -> None:
     assert kind_weighted(probs, [country, town], PLACE)[0] > 0.5  # a place either way
     town_first = kind_weighted(probs, [country, town], TOWN)
     assert town_first[1] > town_first[0]
+
+
+def test_a_who_question_leans_to_the_person_beside_an_organisation() -> None:
+    person = entity_evidence(["^p director led study"], "Valeria Ortuzar")
+    organisation = entity_evidence(["^o published study"], "Journal of Southern Palaeobiology")
+    for kind in (AGENT, PERSON):
+        assert who_person(person, kind) > 0 > who_person(organisation, kind)
+    # Other questions do not read it.
+    assert who_person(person, ORGANISATION) == who_person(organisation, PLACE) == 0.0

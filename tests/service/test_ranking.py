@@ -42,7 +42,8 @@ def test_the_hand_set_weights_rank_as_the_hand_set_ranking(kind: str | None) -> 
         expected, _ = support_order(weighed, supports, 12.0)
         logs = kind_logs(evidence, kind) or [0.0] * n
         rows = [
-            features(p, s, x, False, 3, s) for p, s, x in zip(probs, supports, logs, strict=True)
+            features(p, s, x, False, 3, s, 0.0)
+            for p, s, x in zip(probs, supports, logs, strict=True)
         ]
         assert _order(probabilities(rows, hand_set(12.0))) == expected
 
@@ -50,18 +51,18 @@ def test_the_hand_set_weights_rank_as_the_hand_set_ranking(kind: str | None) -> 
 def _candidates(group: str, rng: random.Random) -> Candidates:
     """Five candidates; the right one is the best supported, the reader prefers another."""
     rows = [
-        features(rng.random(), rng.random() * 0.5, 0.0, False, rng.randint(1, 9), 0.0)
+        features(rng.random(), rng.random() * 0.5, 0.0, False, rng.randint(1, 9), 0.0, 0.0)
         for _ in range(5)
     ]
     right = rng.randrange(5)
-    rows[right] = features(0.01, 0.9, 0.0, False, 1, 0.0)
+    rows[right] = features(0.01, 0.9, 0.0, False, 1, 0.0, 0.0)
     return Candidates(group, rows, [i == right for i in range(5)], True)
 
 
 def test_the_fitted_weights_rank_the_right_answers_first() -> None:
     rng = random.Random(3)
     questions = [_candidates(f"set{i % 3}", rng) for i in range(60)]
-    start = Weights(1.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # the reader alone: mostly wrong here
+    start = Weights(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # the reader alone: mostly wrong here
     assert score([(q, start) for q in questions]).accuracy < 0.5
     weights = fit(questions, start)
     assert weights.support > 1.0
