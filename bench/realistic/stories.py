@@ -49,10 +49,11 @@ SETS = (
     "test19",
     "test20",
     "test21",
+    "test22",
 )
 # Written blind and kept unscored, for the next change to be scored on once: nothing is fitted
 # or tuned on them (`cheapqa bench fit-ranking` refuses them).
-FROZEN = ("test21",)
+FROZEN = ("test22",)
 
 
 @dataclass(frozen=True)
