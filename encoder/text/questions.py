@@ -367,8 +367,8 @@ def _with_noun(noun: list[str]) -> str:
 def _object_clause(answer: str, rest: list[str]) -> str | None:
     """`rest` = auxiliary, subject, verb, ... rewritten as a statement; None unless it is one."""
     aux = rest[0].lower()
-    if aux not in _DO and aux not in _KEPT_AUXILIARIES:
-        return None
+    if (aux not in _DO and aux not in _KEPT_AUXILIARIES) or len(rest) < 2:
+        return None  # "Who has?": nothing after the auxiliary to rewrite
     if len(rest) > 1 and rest[1].lower() in _ADVERBS:
         return None  # "Who was also arrested?": the auxiliary's own verb follows
     n = _subject_length(rest[1:])

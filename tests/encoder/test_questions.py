@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import random
+
 import pytest
 
 from encoder.text.questions import (
@@ -341,3 +344,68 @@ def test_verb_forms(verb: str, past: str, third: str) -> None:
 )
 def test_what_a_question_asks_for(question: str, kind: str | None) -> None:
     assert asks_for(question) == kind
+
+
+def test_a_question_that_ends_at_its_auxiliary_is_no_crash() -> None:
+    assert to_cloze("Who has?") == "@placeholder has"
+    assert to_cloze("Who was ?") == "@placeholder was"
+
+
+def test_no_jumble_of_question_words_raises_anything_but_unsupported() -> None:
+    # Bounded: a fixed seed and 20,000 jumbles of the forms' own words (a few seconds).
+    rng = random.Random(5)
+    heads = [
+        "Who",
+        "Whom",
+        "Whose",
+        "Which",
+        "Where",
+        "In which",
+        "Who will",
+        "Who has",
+        "Which firm did",
+        "Where did the",
+        "Whom did the",
+        "Where was",
+        "Apart from Oslo, where",
+    ]
+    words = [
+        "will",
+        "did",
+        "does",
+        "the",
+        "a",
+        "and",
+        "also",
+        "now",
+        "by",
+        "'s",
+        "was",
+        "is",
+        "has",
+        "been",
+        "Anna",
+        "Tom",
+        "drive",
+        "drove",
+        "driven",
+        "home",
+        "to",
+        "firm",
+        "bank",
+        "fishing",
+        "based",
+        "in",
+        "of",
+        "which",
+        ",",
+        "-",
+        "'",
+        '"',
+        "@entity1",
+    ]
+    for _ in range(20_000):
+        tail = " ".join(rng.choice(words) for _ in range(rng.randint(0, 6)))
+        question = f"{rng.choice(heads)} {tail}{rng.choice(['?', '', ' ?'])}"
+        with contextlib.suppress(UnsupportedQuestion):
+            to_cloze(question)
