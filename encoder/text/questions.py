@@ -548,7 +548,7 @@ def _lead_and_words(question: str) -> tuple[list[str], list[str]]:
     lead: list[str] = []
     if words and not _opens_question(words, 0) and "," in words[: MAX_LEAD_WORDS + 1]:
         comma = words.index(",")
-        if _opens_question(words, comma + 1):
+        if comma > 0 and _opens_question(words, comma + 1):  # ", what ...": no phrase before it
             lead, words = words[:comma], words[comma + 1 :]
             lead[0] = lead[0] if lead[0][1:2].isupper() else lead[0][:1].lower() + lead[0][1:]
     return lead, _one_of(_preposition_last(words))

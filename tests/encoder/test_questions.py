@@ -349,6 +349,8 @@ def test_what_a_question_asks_for(question: str, kind: str | None) -> None:
 def test_a_question_that_ends_at_its_auxiliary_is_no_crash() -> None:
     assert to_cloze("Who has?") == "@placeholder has"
     assert to_cloze("Who was ?") == "@placeholder was"
+    with pytest.raises(UnsupportedQuestion):
+        to_cloze(", what")  # a comma before the wh-word with nothing before it
 
 
 def test_no_jumble_of_question_words_raises_anything_but_unsupported() -> None:
@@ -404,8 +406,10 @@ def test_no_jumble_of_question_words_raises_anything_but_unsupported() -> None:
         '"',
         "@entity1",
     ]
-    for _ in range(20_000):
+    anywhere = [*words, *heads, "what", "who", "whose", "which", "where", "In"]
+    for i in range(20_000):
         tail = " ".join(rng.choice(words) for _ in range(rng.randint(0, 6)))
-        question = f"{rng.choice(heads)} {tail}{rng.choice(['?', '', ' ?'])}"
+        head = rng.choice(heads) if i % 2 else rng.choice(anywhere)  # any word first, or a form
+        question = f"{head} {tail}{rng.choice(['?', '', ' ?'])}"
         with contextlib.suppress(UnsupportedQuestion):
             to_cloze(question)
