@@ -167,12 +167,17 @@ def _bare_subject_length(words: list[str]) -> int:
     return 1 if len(words) > 1 else 0
 
 
+def _word_after(words: list[str], j: int) -> str:
+    """The word after words[j], "" at the end."""
+    return words[j + 1] if j + 1 < len(words) else ""
+
+
 def _bare_plural_subject(words: list[str]) -> bool:
     """After a modal, whether a bare plural noun is its subject ("will fans get", "will fund
     members be briefed"), not its verb ("will lead the team", "must approve the deal"): a
     plural among its first two words and a plain word after it."""
     for j, word in enumerate(words[:2]):
-        after = words[j + 1] if j + 1 < len(words) else ""
+        after = _word_after(words, j)
         if (
             word.endswith("s")
             and not word.endswith("ss")
@@ -192,7 +197,7 @@ def _runs_on_to(words: list[str], ends: Callable[[str, str], bool]) -> int:
         for j in range(2, len(words)):
             if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
                 break
-            if ends(words[j], words[j + 1] if j + 1 < len(words) else ""):
+            if ends(words[j], _word_after(words, j)):
                 return j
     return 0
 
@@ -222,7 +227,7 @@ def _do_subject(words: list[str], n: int) -> int:
             return n
         if j == 1 or word[:1].isupper():
             continue  # the determiner's own noun, or a name's word ("the Dutch bank")
-        after = words[j + 1] if j + 1 < len(words) else ""
+        after = _word_after(words, j)
         if (
             word in _IRREGULAR_PAST
             or word in _ADVERBS
@@ -271,15 +276,13 @@ def _be_have_subject(words: list[str], n: int) -> int:
     follows them ("is Anna talking", "was the old man talking"), 0 when no participle
     follows: then be/have is the main verb ("Who is the president of France?")."""
     if n and n < len(words) and _participle(words[n]):
-        after = words[n + 1] if n + 1 < len(words) else ""
+        after = _word_after(words, n)
         if n != 2 or words[0].lower() not in _DETERMINERS or _verb_participle(words[n], after):
             return n
     if n != 2:
         return 0
     # "was the old man talking"; else the first participle ("is the drilling taking place")
-    return _runs_on_to(words, _verb_participle) or _runs_on_to(
-        words, lambda w, _: _participle(w)
-    )  # "was the old man talking"
+    return _runs_on_to(words, _verb_participle) or _runs_on_to(words, lambda w, _: _participle(w))
 
 
 def _verb_participle(word: str, after: str) -> bool:

@@ -171,18 +171,19 @@ def mention_windows(
     by Krzysztof Nowicki"), counted where its marker is, and the first person a sentence names
     (by its marks or its name's words) takes the next sentence's words when that one names no
     one and says he or she (`_PERSONAL`)."""
-    name_words = [[w for w in tokenize(n.lower()) if _evidence(w)] for n in names]
-    named_person = [
-        name_kind([w for w in tokenize(n.lower()) if w.isalnum()]).person >= 0.5 for n in names
-    ]
+    name_tokens = [tokenize(n.lower()) for n in names]
+    name_words = [[w for w in words if _evidence(w)] for words in name_tokens]
+    named_person = [name_kind([w for w in ws if w.isalnum()]).person >= 0.5 for ws in name_tokens]
 
-    def person_like(j: int) -> bool:
+    def person_like(j: int, marks: Sequence[str] | None = None) -> bool:
+        """Whether the marker at j names a person, by its name's words or its marks (the
+        mention's own `marks` when already read)."""
         k = entity_index(tokens[j])
         if k is None:
             return False
-        return (k < len(named_person) and named_person[k]) or PERSON_MARK in mention_marks(
-            tokens, j
-        )
+        if k < len(named_person) and named_person[k]:
+            return True
+        return PERSON_MARK in (mention_marks(tokens, j) if marks is None else marks)
 
     def spelled(words: list[str]) -> list[str]:
         out = []
@@ -205,7 +206,8 @@ def mention_windows(
             # "Its director, Omar Tazi, said ...": the sentence before says whose.
             back, _ = _sentence_around(tokens, start - 2)
             after += [t for t in tokens[back : start - 1] if _evidence(t)]
-        if person_like(i) and not any(person_like(j) for j in range(start, i)):
+        marks = mention_marks(tokens, i)
+        if person_like(i, marks) and not any(person_like(j) for j in range(start, i)):
             # '"A single truck can ruin hours of observations," she added.': the person the
             # sentence before named first.
             after += _pronoun_sentence(tokens, end)
@@ -213,7 +215,6 @@ def mention_windows(
         far = dict.fromkeys(
             t for t in spelled([*before[NEAR:], *after[NEAR:]]) if t != token and t not in near
         )
-        marks = mention_marks(tokens, i)
         windows[slot].append(" ".join([*marks, *near, FAR_MARK, *far]))
     return windows
 

@@ -340,17 +340,23 @@ async def test_a_who_question_is_answered_with_fewer_places_than_its_cloze(
         assert where["answers"][0]["entity"] == "Bergen"
 
 
-def test_a_window_spells_out_the_names_in_it_and_its_looks_back() -> None:
-    text = (
-        "The Polish Musicians' Union, led by Krzysztof Nowicki, backed the strike. "
-        "Odra Chemicals reported a fire. Its director, Anna Zielinska, said nobody was hurt."
-    )
+def _named_window_words(text: str) -> tuple[AnonymisedText, list[list[str]], dict[str, set[str]]]:
+    """The text anonymised, its windows with the names given, and each name's window words."""
     anon = anonymise_document(text, max_entities=None)
     windows = mention_windows(anon.tokens, len(anon.entities), anon.entities)
     words = {
         name: set(" ".join(windows[i]).replace(FAR_MARK, " ").split())
         for i, name in enumerate(anon.entities)
     }
+    return anon, windows, words
+
+
+def test_a_window_spells_out_the_names_in_it_and_its_looks_back() -> None:
+    text = (
+        "The Polish Musicians' Union, led by Krzysztof Nowicki, backed the strike. "
+        "Odra Chemicals reported a fire. Its director, Anna Zielinska, said nobody was hurt."
+    )
+    anon, _, words = _named_window_words(text)
     # Another entity's name brings its words: Nowicki stands beside a union.
     assert {"union", "musicians"} <= words["Krzysztof Nowicki"]
     # "Its director, ..." looks back to the sentence before: whose director she is.
@@ -367,12 +373,7 @@ def test_a_quote_said_by_he_or_she_joins_the_window_of_who_the_sentence_before_n
         'disagreed. "A single truck at night can ruin hours of observations," she added. '
         "Hugo Rojas of Andes Mining said the trucks would run by day."
     )
-    anon = anonymise_document(text, max_entities=None)
-    windows = mention_windows(anon.tokens, len(anon.entities), anon.entities)
-    words = {
-        name: set(" ".join(windows[i]).replace(FAR_MARK, " ").split())
-        for i, name in enumerate(anon.entities)
-    }
+    anon, windows, words = _named_window_words(text)
     # The quote is the person's the sentence before named first: Lorenz, not Andes Mining.
     assert {"truck", "night", "observations"} <= words["Sabine Lorenz"]
     assert "observations" not in words["Andes Mining"]
