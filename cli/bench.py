@@ -52,6 +52,12 @@ def _readers(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _meaning(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.meaning import main
+
+    return main(args)
+
+
 def _frontier(args: argparse.Namespace, settings: Settings) -> int:
     import tempfile
 
@@ -245,6 +251,14 @@ def register(sub: Any) -> None:
 
     add_fit_arguments(s)
     s.set_defaults(handler=_fit_ranking)
+
+    s = bench_sub.add_parser(
+        "meaning", help="what embedding sentences and questions costs beside the reader"
+    )
+    from bench.meaning import add_arguments as add_meaning_arguments
+
+    add_meaning_arguments(s)
+    s.set_defaults(handler=_meaning)
 
     s = bench_sub.add_parser("store", help="state bytes per document; get/put latency")
     s.add_argument("--json", action="store_true", help="print one JSON object")

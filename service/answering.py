@@ -14,7 +14,9 @@ answers = top_k of p(e) · exp(λ · support(e)), renormalised (λ = support_wei
           support of the reader's 32 likeliest: encoder/text/support.py; p(e) weighed first
           by what the question asks for: a Who-question's answer is no place), mapped back
           to names; a question asked in words: top_k of a softmax over the same features,
-          weighted as fitted for the reader (encoder/text/ranking.py), where it has them
+          weighted as fitted for the reader (encoder/text/ranking.py), where it has them,
+          with how near the question comes in meaning to the sentences naming each answer
+          (encoder/text/meaning.py: the question embedded here, the sentences when indexed)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import torch
 from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import prepare_question
+from encoder.text.meaning import embed
 from encoder.text.questions import asks_for, to_cloze
 from encoder.text.ranking import features, probabilities
 from encoder.text.support import (
@@ -159,9 +162,11 @@ def candidate_features(
     terms: Terms,
     kind: str | None,
     mentions: Sequence[int],
+    meaning: Sequence[float] | None = None,
 ) -> list[tuple[float, ...]]:
     """One question's candidates (slot, reader probability) and their support -> each one's
-    `encoder.text.ranking.features`."""
+    `encoder.text.ranking.features`; meaning: per entity slot, how near the question's sentence
+    vector comes to one naming it (none: 0 for all)."""
     known = [evidence(s) for s, _ in kept]
     logs = kind_logs(known, kind) or [0.0] * len(kept)
     weights = word_weights(terms, known)
@@ -174,9 +179,26 @@ def candidate_features(
             count(mentions, s),
             rare_support(terms, e, weights),
             who_person(e, kind),
+            meaning[s] if meaning else 0.0,
         )
         for (s, p), sup, x, e in zip(kept, found, logs, known, strict=True)
     ]
+
+
+def question_meanings(
+    record: DocumentRecord, queries: Sequence[str], prepared: PreparedQueries
+) -> list[list[float] | None]:
+    """Per question asked, per entity, how near the question comes in meaning to a sentence
+    naming it (encoder.text.meaning), for those asked in words of a record that keeps sentence
+    vectors; None for the rest (blocking: the sentence model runs here)."""
+    rows: list[list[float] | None] = [None] * len(prepared.asked)
+    wanted = [row for row, words in enumerate(prepared.in_words) if words]
+    if not record.sentence_vectors or not wanted:
+        return rows
+    vectors = embed([queries[prepared.asked[row]] for row in wanted])
+    for row, vector in zip(wanted, vectors, strict=True):
+        rows[row] = record.meanings(vector)
+    return rows
 
 
 def count(mentions: Sequence[int], slot: int) -> int:
@@ -197,6 +219,7 @@ def rank_answers(
     support_weight: float = 0.0,
     kinds: Sequence[str | None] = (),
     in_words: Sequence[bool] = (),
+    meanings: Sequence[Sequence[float] | None] = (),
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread), among
     all n_entities of its entities (beyond the reader's slots they share them: encoder.model.
@@ -211,7 +234,8 @@ def rank_answers(
     first weighed by what the question asks for (kinds, per question: a Who-question's answer
     is no place; encoder.text.support.kind_weighted). A question asked in words (in_words, per
     question) is ranked instead by the weights fitted for the model (model.ranking:
-    encoder.text.ranking), where it has them."""
+    encoder.text.ranking), where it has them: with meanings (per question, per entity slot, or
+    None: encoder.text.meaning) the weights with meaning(e), without them the plain ones."""
     width = max(model.max_entities, n_entities)  # beyond E when the document names more
     # The support shares are over the reader's RERANK_POOL likeliest, whatever the ranking.
     pool = min(n_entities, max(top_k, RERANK_POOL) if evidence is not None else top_k)
@@ -234,9 +258,14 @@ def rank_answers(
         found = [
             None if evidence is None else evidence_support(terms[row], evidence(s)) for s, _ in kept
         ]
-        fitted = model.ranking if in_words and in_words[row] else None
+        meaning = meanings[row] if meanings else None
+        fitted = None
+        if in_words and in_words[row]:
+            fitted = model.plain_ranking if meaning is None else model.ranking
         if support_weight > 0 and evidence is not None and fitted is not None:
-            rows = candidate_features(kept, found, evidence, terms[row], kinds[row], mentions)
+            rows = candidate_features(
+                kept, found, evidence, terms[row], kinds[row], mentions, meaning
+            )
             ranked = probabilities(rows, fitted)
             order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
         else:
@@ -401,6 +430,9 @@ class AnswerService:
         )
         # A record indexed before windows were kept (format < 3) has no support to weigh.
         evidence = record.evidence if record.contexts or not record.entities else None
+        meanings: list[list[float] | None] = []
+        if self.settings.meaning and model.ranking is not None and weight > 0:
+            meanings = await asyncio.to_thread(question_meanings, record, body.queries, prepared)
         rank = functools.partial(
             rank_answers,
             model,
@@ -415,6 +447,7 @@ class AnswerService:
             weight,
             prepared.kinds,
             prepared.in_words,
+            meanings,
         )
         start = time.perf_counter()
         if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:

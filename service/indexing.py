@@ -56,7 +56,7 @@ from service.errors import (
 from service.readers import LoadedModel, ServedModels, anonymise, entity_slots
 from service.schemas import DocumentIn
 from service.settings import Settings
-from service.support import appended_where_named
+from service.support import appended_where_meant, appended_where_named, shifted_spans
 from store.base import DocumentStore, readable_records
 from store.queue.base import IngestJob, IngestQueue, QueueUnavailable
 from store.record import (
@@ -511,6 +511,11 @@ def _extended(
         )  # fmt: skip
     placed = set(anon.entities)
     spans, contexts = appended_where_named(record, anon)
+    sentences, vectors = (
+        appended_where_meant(record, text, shifted_spans(anon, record.chars))
+        if settings.meaning
+        else ([], "")
+    )
     return DocumentRecord(
         id=record.id,
         text_hash=appended_hash(record.text_hash, text),
@@ -529,4 +534,6 @@ def _extended(
         chars=record.chars + len(text),
         spans=spans,
         contexts=contexts,
+        sentences=sentences,
+        sentence_vectors=vectors,
     )

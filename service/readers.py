@@ -17,7 +17,7 @@ from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
 from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
-from encoder.text import name_kinds, ranking
+from encoder.text import meaning, name_kinds, ranking
 from encoder.text.anonymise import AnonymisedText, anonymise_document
 from encoder.text.ranking import Weights
 from encoder.text.tokens import plain_text, plain_text_with_offsets
@@ -39,8 +39,10 @@ class LoadedModel:
     trained_on: TrainedOn = field(default_factory=TrainedOn)  # from the checkpoint's meta
     test_accuracy: float | None = None  # recorded for this very checkpoint, or unknown
     # How a question asked in words ranks its answers, fitted for this very checkpoint
-    # (encoder.text.ranking); None: the hand-set ranking of a cloze sentence.
+    # (encoder.text.ranking); None: the hand-set ranking of a cloze sentence. `plain`: the
+    # weights fitted without meaning(e), for a question or record without sentence vectors.
     ranking: Weights | None = None
+    plain_ranking: Weights | None = None
 
     @property
     def max_entities(self) -> int:
@@ -233,12 +235,12 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         ckpt = load_checkpoint(path, device=settings.device)
         if ckpt.model.config.mode != mode:
             raise ValueError(f"{path} holds a {ckpt.model.config.mode!r} model, not {mode!r}")
-        fitted_for, weights = fitted.get(mode, (None, None))
-        if weights is not None and fitted_for != ckpt.model_id:
+        weights = fitted.get(mode)
+        if weights is not None and weights.model_id != ckpt.model_id:
             log.warning(
                 "%s's ranking weights were fitted for model %s, not %s: not used",
                 mode,
-                fitted_for,
+                weights.model_id,
                 ckpt.model_id,
             )
             weights = None
@@ -250,10 +252,13 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
             ckpt.query_window,
             trained_on(ckpt.meta),
             recorded_test_accuracy(ckpt.meta, path.parent / "index.json", mode, ckpt.model_id),
-            weights,
+            None if weights is None else weights.weights if settings.meaning else weights.plain,
+            None if weights is None else weights.plain,
         )
         log.info("loaded %s model %s from %s", mode, ckpt.model_id, path)
     log.info("read what %d words say of a name (%s)", name_kinds.load(), name_kinds.TABLE)
+    if settings.meaning:  # loaded now: a missing package fails the start, not a document
+        log.info("loaded the sentence model (%d-d vectors)", meaning.load())
     if settings.default_mode not in models:
         if settings.default_mode not in settings.modes:  # CHEAPQA_MODES=softmax alone
             raise ValueError(

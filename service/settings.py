@@ -71,6 +71,13 @@ class Settings(BaseSettings):
         "hand-written stories and the validation sets together (RESULTS.md); a request's "
         "support_weight overrides it.",
     )
+    meaning: bool = Field(
+        default=True,
+        description="Embed the sentences naming each entity when a document is indexed, and "
+        "each question asked in words, so that the ranking weighs how near in meaning they are "
+        "(encoder/text/meaning.py; about 1-2 ms a sentence to index, 5-15 ms a request to ask, "
+        "BENCHMARKS.md). Off: neither, and the ranking fitted without it.",
+    )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
     torch_threads: int = Field(
         default=1,

@@ -1,11 +1,15 @@
 """Where a document names its entities, kept with its record when it is indexed or appended:
 the character spans of each entity's mentions (the page and the API mark the answer in the
-text) and the words around its first mentions (encoder.text.support: whether the document
-supports an answer)."""
+text), the words around its first mentions (encoder.text.support: whether the document
+supports an answer) and the sentences naming it as vectors (encoder.text.meaning)."""
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Sequence
+
 from encoder.text.anonymise import AnonymisedText
+from encoder.text.meaning import DIM, MAX_SENTENCES, embed, entity_sentences, pack, sentence_spans
 from encoder.text.support import MAX_WINDOWS, mention_windows
 from store.record import DocumentRecord
 
@@ -16,8 +20,15 @@ def where_named(anon: AnonymisedText, offset: int = 0) -> tuple[list[list[int]],
     """(spans, contexts) of a record for a text anonymised with its spans: per entity, its
     first MAX_SPANS mentions' offsets as [start, end, start, end, ...] (shifted by `offset`,
     the characters before the text), and its mention windows."""
-    spans = [[x + offset for span in found[:MAX_SPANS] for x in span] for found in anon.spans]
-    return spans, mention_windows(anon.tokens, len(anon.entities), anon.entities)
+    return shifted_spans(anon, offset), mention_windows(
+        anon.tokens, len(anon.entities), anon.entities
+    )
+
+
+def shifted_spans(anon: AnonymisedText, offset: int = 0) -> list[list[int]]:
+    """Per entity, its first MAX_SPANS mentions' offsets as [start, end, start, end, ...],
+    shifted by `offset`."""
+    return [[x + offset for span in found[:MAX_SPANS] for x in span] for found in anon.spans]
 
 
 def appended_where_named(
@@ -34,3 +45,41 @@ def appended_where_named(
         [(old + new)[: 2 * MAX_SPANS] for old, new in zip(old_spans, spans, strict=True)],
         [(old + new)[:MAX_WINDOWS] for old, new in zip(old_contexts, contexts, strict=True)],
     )
+
+
+def where_meant(
+    text: str, spans: Sequence[Sequence[int]], offset: int = 0
+) -> tuple[list[list[int]], str]:
+    """(sentences, sentence_vectors) of a record: per entity, the indices of the kept
+    sentences of `text` that hold its mentions (spans: per entity, offsets shifted by
+    `offset`, the characters before the text), and those sentences embedded and packed
+    (blocking: the sentence model runs here)."""
+    found = [(a + offset, b + offset) for a, b in sentence_spans(text)]
+    kept, held = entity_sentences(spans, found)
+    vectors = embed([text[found[j][0] - offset : found[j][1] - offset] for j in kept])
+    return held, pack(vectors)
+
+
+def appended_where_meant(
+    record: DocumentRecord, text: str, spans: Sequence[Sequence[int]]
+) -> tuple[list[list[int]], str]:
+    """The record's sentences and vectors with those of an appended text (spans: the
+    appended text's own, shifted by the record's length), at most MAX_SENTENCES in all; a
+    record that keeps none (indexed without them) keeps none."""
+    if not record.sentence_vectors and record.entities:
+        return [], ""
+    old = base64.b64decode(record.sentence_vectors)
+    room = MAX_SENTENCES - len(old) // DIM
+    if room <= 0:
+        held = record.sentences + [[]] * (len(spans) - len(record.sentences))
+        return held, record.sentence_vectors
+    new_held, packed = where_meant(text, spans, record.chars)
+    new = base64.b64decode(packed)[: room * DIM]
+    start = len(old) // DIM
+    kept = len(new) // DIM
+    old_held = record.sentences + [[]] * (len(new_held) - len(record.sentences))
+    held = [
+        [*before, *(start + j for j in after if j < kept)]
+        for before, after in zip(old_held, new_held, strict=True)
+    ]
+    return held, base64.b64encode(old + new).decode("ascii")

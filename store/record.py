@@ -11,8 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from cheapqa_client.schemas import Status
 from encoder.model.state import DocumentState
+from encoder.text.meaning import meanings, unpack
 from encoder.text.support import Evidence, entity_evidence
 from store.errors import CorruptRecord
 
@@ -64,8 +67,9 @@ def appended_hash(old_hash: str, appended: str) -> str:
 # The metadata's format: 1 had no "schema" key; 2 adds mention counts, unplaced names, names
 # given as candidates but never found, and the entity slots; 3 the text's length, where each
 # entity's first mentions are in it, and the words around them. A record of an older format
-# reads with those unknown (empty lists, None, 0); older code ignores the new keys.
-RECORD_SCHEMA = 3
+# reads with those unknown (empty lists, None, 0); older code ignores the new keys. 4 adds the
+# sentences naming each entity and their vectors (encoder/text/meaning.py).
+RECORD_SCHEMA = 4
 
 
 @dataclass
@@ -102,10 +106,16 @@ class DocumentRecord:
     chars: int = 0
     spans: list[list[int]] = field(default_factory=list)
     contexts: list[list[str]] = field(default_factory=list)
+    # Format 4: sentences[i] the indices, into sentence_vectors, of the sentences holding
+    # @entity{i}'s kept mentions; sentence_vectors those sentences' embeddings packed
+    # (encoder.text.meaning.pack); empty when unknown or not made (the `meaning` setting off).
+    sentences: list[list[int]] = field(default_factory=list)
+    sentence_vectors: str = ""
     # contexts as support reads them, and spans as [start, end] pairs, made once per entity a
     # request answers with (not stored)
     _evidence: dict[int, Evidence] = field(default_factory=dict, repr=False, compare=False)
     _span_pairs: dict[int, list[list[int]]] = field(default_factory=dict, repr=False, compare=False)
+    _vectors: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def evidence(self, slot: int) -> Evidence:
         """Entity `slot`'s kept windows as word sets with its name's words (empty when none
@@ -115,6 +125,16 @@ class DocumentRecord:
             windows = self.contexts[slot] if slot < len(self.contexts) else ()
             found = self._evidence[slot] = entity_evidence(windows, self.entities[slot])
         return found
+
+    def meanings(self, question: np.ndarray) -> list[float] | None:
+        """Per entity, how near the question's vector comes to a sentence naming it
+        (encoder.text.meaning); None when the record keeps no sentence vectors."""
+        if not self.sentence_vectors:
+            return None
+        if self._vectors is None:
+            self._vectors = unpack(self.sentence_vectors)
+        held = self.sentences + [[]] * (len(self.entities) - len(self.sentences))
+        return meanings(question, self._vectors, held)
 
     def span_pairs(self, slot: int) -> list[list[int]]:
         """Entity `slot`'s mention spans as [start, end] pairs (empty when unknown), made once:
@@ -150,6 +170,8 @@ def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float
         "chars": record.chars,
         "spans": record.spans,
         "contexts": record.contexts,
+        "sentences": record.sentences,
+        "sentence_vectors": record.sentence_vectors,
     }
     return json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -166,7 +188,7 @@ def meta_from_json(data: bytes | str) -> DocumentRecord:
 
 
 def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
-    """Reads formats 1 to 3 (keys an older format lacks read as unknown)."""
+    """Reads formats 1 to 4 (keys an older format lacks read as unknown)."""
     entry_id = meta.get("entry_id")  # absent from records written before it existed
     slots = meta.get("entity_slots")
     return DocumentRecord(
@@ -189,6 +211,8 @@ def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
         chars=int(meta.get("chars", 0)),
         spans=[[int(x) for x in found] for found in meta.get("spans", ())],
         contexts=[[str(w) for w in found] for found in meta.get("contexts", ())],
+        sentences=[[int(j) for j in found] for found in meta.get("sentences", ())],
+        sentence_vectors=str(meta.get("sentence_vectors", "")),
     )
 
 

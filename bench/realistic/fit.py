@@ -35,9 +35,14 @@ from bench.realistic.report import auroc
 from bench.realistic.score import local_settings, served
 from bench.realistic.stories import FROZEN, SETS, Story, load_stories, set_path
 from encoder.model.modes import MODES
-from encoder.text.ranking import FILE, Weights, probabilities
+from encoder.text.ranking import FILE, Fitted, Weights, probabilities
 from encoder.text.support import KIND_WEIGHT, RERANK_POOL
-from service.answering import candidate_features, prepare_queries, rank_answers
+from service.answering import (
+    candidate_features,
+    prepare_queries,
+    question_meanings,
+    rank_answers,
+)
 from service.app import Runtime
 from service.settings import Settings
 
@@ -74,6 +79,7 @@ async def _collect(
                 for mode in modes:
                     model = models[mode]
                     prepared = prepare_queries(model, questions, record.entities)
+                    meanings = question_meanings(record, questions, prepared)
                     with torch.inference_mode():
                         Q = model.reader.encode_queries(prepared.ids)
                     ranked = rank_answers(
@@ -100,6 +106,7 @@ async def _collect(
                             prepared.terms[row],
                             prepared.kinds[row],
                             record.mentions,
+                            meanings[row],
                         )
                         right = [story.is_right(record.entities[s], gold) for s in slots]
                         out[mode].append(Candidates(group, rows, right, gold is not None))
@@ -123,7 +130,16 @@ def collect(
 def hand_set(support_weight: float) -> Weights:
     """The hand-set ranking of a cloze sentence as weights (up to the candidates outside the
     pool, which do not change the order)."""
-    return Weights(1.0, support_weight, KIND_WEIGHT, 0.0, 0.0, 0.0, 0.0)
+    return Weights(1.0, support_weight, KIND_WEIGHT, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def plain(questions: Sequence[Candidates]) -> list[Candidates]:
+    """The questions with meaning(e) unknown (0 for every candidate), as a service without
+    sentence vectors ranks them."""
+    return [
+        Candidates(q.group, [(*r[:-1], 0.0) for r in q.rows], q.right, q.answerable)
+        for q in questions
+    ]
 
 
 def fit(questions: Sequence[Candidates], start: Weights) -> Weights:
@@ -188,22 +204,26 @@ def held_out(questions: Sequence[Candidates], start: Weights) -> list[tuple[Cand
     return out
 
 
-def write(path: Path, fitted: dict[str, tuple[str, Weights]], about: dict[str, object]) -> None:
-    """The fitted weights of each mode with the model id they are for, and how they were
-    fitted."""
+def write(path: Path, fitted: dict[str, Fitted], about: dict[str, object]) -> None:
+    """The fitted weights of each mode, with meaning(e) and without, with the model id they
+    are for, and how they were fitted."""
     table = {
         **about,
         "modes": {
-            mode: {"model_id": model_id, "weights": weights._asdict()}
-            for mode, (model_id, weights) in fitted.items()
+            mode: {
+                "model_id": f.model_id,
+                "weights": f.weights._asdict(),
+                "plain": f.plain._asdict(),
+            }
+            for mode, f in fitted.items()
         },
     }
     path.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
 
 
 def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
-    """`cheapqa bench fit-ranking`: collect, fit per mode, print both rankings' held-out
-    figures, write the weights (unless --dry-run)."""
+    """`cheapqa bench fit-ranking`: collect, fit per mode (with meaning(e) and without),
+    print the held-out figures, write the weights (unless --dry-run)."""
     from service.readers import checkpoint_dir
 
     frozen = [name for name in args.sets if name in FROZEN]
@@ -212,6 +232,7 @@ def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     if args.checkpoint_dir is not None:
         settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})
+    settings = settings.model_copy(update={"meaning": True})
     sets = {name: load_stories(set_path(name)) for name in args.sets}
 
     def log(line: str) -> None:
@@ -219,21 +240,36 @@ def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
 
     found, model_ids = collect(sets, settings, args.modes, log)
     start = hand_set(settings.support_weight)
-    fitted: dict[str, tuple[str, Weights]] = {}
+    fitted: dict[str, Fitted] = {}
     held: dict[str, object] = {}
-    print("| mode | questions | accuracy, hand-set | fitted | AUROC, hand-set | fitted |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| mode | questions | accuracy, hand-set | fitted, plain | fitted, with meaning "
+        "| AUROC, hand-set | plain | with meaning |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for mode, questions in found.items():
-        before = score([(q, start) for q in questions])
+        before = score([(q, start) for q in plain(questions)])
+        without = score(held_out(plain(questions), start))
         after = score(held_out(questions, start))
-        weights = fit(questions, start)
-        fitted[mode] = (model_ids[mode], weights)
-        held[mode] = {"hand_set": before._asdict(), "fitted": after._asdict()}
+        fitted[mode] = Fitted(model_ids[mode], fit(questions, start), fit(plain(questions), start))
+        held[mode] = {
+            "hand_set": before._asdict(),
+            "plain": without._asdict(),
+            "fitted": after._asdict(),
+        }
         print(
-            f"| {mode} | {len(questions)} | {before.accuracy:.3f} | {after.accuracy:.3f} "
-            f"| {before.auroc:.3f} | {after.auroc:.3f} |"
+            f"| {mode} | {len(questions)} | {before.accuracy:.3f} | {without.accuracy:.3f} "
+            f"| {after.accuracy:.3f} | {before.auroc:.3f} | {without.auroc:.3f} "
+            f"| {after.auroc:.3f} |"
         )
-        log(f"{mode}: " + ", ".join(f"{k} {v:.3f}" for k, v in weights._asdict().items()))
+        for name, weights in (
+            ("with meaning", fitted[mode].weights),
+            ("plain", fitted[mode].plain),
+        ):
+            log(
+                f"{mode}, {name}: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in weights._asdict().items())
+            )
     if args.dry_run:
         return 0
     path = checkpoint_dir(settings) / FILE

@@ -3,7 +3,7 @@ questions, per reader.
 
     score(e) = w_reader · log p_reader(e) + w_support · support(e) + w_kind · kind(e)
                + w_noun · noun(e) + w_mentions · log(1 + mentions(e)) + w_rare · rare(e)
-               + w_who_person · who_person(e)
+               + w_who_person · who_person(e) + w_meaning · meaning(e)
     p(e)     = softmax of score over the question's candidates (the reader's RERANK_POOL
                likeliest, less those the question names)
 
@@ -14,17 +14,21 @@ often the text names e, rare(e) the support with each question word weighed by h
 candidates have it beside them (`rare_support`: "company" beside every name tells none apart),
 who_person(e) for a Who-question how much more e is a person's name than an organisation's
 (`who_person`: the person beside an organisation in "The study was led by Valeria Ortúzar of
-the Patagonian Institute"). The hand-set ranking of a cloze sentence (`support_ranked` after
-`kind_weighted`) is this with w = (1, λ, KIND_WEIGHT, 0, 0, 0, 0), up to the candidates outside
-the pool.
+the Patagonian Institute"), meaning(e) the cosine between the question's sentence embedding
+and that of the sentence naming e nearest to it (encoder.text.meaning: "Who runs the
+cooperative?" near "Sabine Lorenz, its chairwoman, said ..."). The hand-set ranking of a
+cloze sentence (`support_ranked` after `kind_weighted`) is this with w = (1, λ, KIND_WEIGHT,
+0, 0, 0, 0, 0), up to the candidates outside the pool.
 
 The weights are fitted per reader (`cheapqa bench fit-ranking`) by maximum
 likelihood of the right answers of the hand-written story sets already scored: the readers
 learnt cloze sentences from novels, and asked a person's question of a person's story they
 score a wrong answer as high as a right one, so what the text says beside each answer must
 weigh more, and how often it is named less, than the hand-set weights say. They are kept
-beside the checkpoints (`ranking.json`), each with the model id it was fitted for; a reader
-without its own (another checkpoint folder, a retrained reader) keeps the hand-set ranking.
+beside the checkpoints (`ranking.json`), each with the model id it was fitted for, twice:
+with meaning(e) and without it (`plain`: for a service with the `meaning` setting off, or a
+record indexed without sentence vectors); a reader without its own (another checkpoint
+folder, a retrained reader) keeps the hand-set ranking.
 """
 
 from __future__ import annotations
@@ -50,6 +54,15 @@ class Weights(NamedTuple):
     mentions: float
     rare: float = 0.0
     who_person: float = 0.0
+    meaning: float = 0.0
+
+
+class Fitted(NamedTuple):
+    """A reader's fitted weights: with meaning(e), and without it."""
+
+    model_id: str  # the checkpoint they were fitted for
+    weights: Weights
+    plain: Weights  # meaning's weight 0, the others fitted without it
 
 
 def features(
@@ -60,7 +73,8 @@ def features(
     mentions: int,
     rare: float,
     who_person: float,
-) -> tuple[float, float, float, float, float, float, float]:
+    meaning: float = 0.0,
+) -> tuple[float, float, float, float, float, float, float, float]:
     """One candidate's features, in the order of `Weights`; unknown support counts 0."""
     return (
         math.log(max(prob, MIN_PROB)),
@@ -70,27 +84,33 @@ def features(
         math.log1p(mentions),
         rare,
         who_person,
+        meaning,
     )
 
 
 def probabilities(rows: Sequence[Sequence[float]], weights: Weights) -> list[float]:
     """Candidates' `features` -> their probabilities under the weights (softmax)."""
-    a, b, c, d, e, f, g = weights  # unpacked: a generator over each row costs twice as much
-    scores = [a * r + b * s + c * k + d * n + e * m + f * x + g * y for r, s, k, n, m, x, y in rows]
+    a, b, c, d, e, f, g, h = weights  # unpacked: a generator over each row costs twice as much
+    scores = [
+        a * r + b * s + c * k + d * n + e * m + f * x + g * y + h * z
+        for r, s, k, n, m, x, y, z in rows
+    ]
     top = max(scores, default=0.0)
     raised = [math.exp(s - top) for s in scores]
     total = sum(raised)
     return [r / total for r in raised]
 
 
-def read(folder: Path) -> dict[str, tuple[str, Weights]]:
-    """The fitted weights kept in a checkpoint folder: mode -> (the model id they were fitted
-    for, its weights); empty when the folder keeps none."""
+def read(folder: Path) -> dict[str, Fitted]:
+    """The fitted weights kept in a checkpoint folder, by mode; empty when the folder keeps
+    none. A table fitted before meaning(e) serves its weights as both."""
     path = folder / FILE
     if not path.is_file():
         return {}
     table = json.loads(path.read_text(encoding="utf-8"))
-    return {
-        mode: (entry["model_id"], Weights(**entry["weights"]))
-        for mode, entry in table["modes"].items()
-    }
+    out = {}
+    for mode, entry in table["modes"].items():
+        weights = Weights(**entry["weights"])
+        plain = Weights(**entry["plain"]) if "plain" in entry else weights._replace(meaning=0.0)
+        out[mode] = Fitted(entry["model_id"], weights, plain)
+    return out

@@ -15,7 +15,7 @@ from bench.realistic.fit import Candidates, collect, fit, hand_set, held_out, sc
 from bench.realistic.stories import Asked, Story
 from encoder.model.checkpoint import load_checkpoint
 from encoder.text.questions import AGENT, PLACE
-from encoder.text.ranking import FILE, Weights, features, probabilities, read
+from encoder.text.ranking import FILE, Fitted, Weights, features, probabilities, read
 from encoder.text.support import Evidence, kind_logs, kind_weighted, support_order
 from service.readers import load_models
 from service.settings import Settings
@@ -72,9 +72,15 @@ def test_the_fitted_weights_rank_the_right_answers_first() -> None:
     assert len({w for _, w in held}) == 3 and score(held).accuracy > 0.9
 
 
-def _checkpoints_with_ranking(source: Path, target: Path, mode: str, model_id: str) -> Path:
+MOST_NAMED = Weights(0.0, 0.0, 0.0, 0.0, 5.0)  # the most named first
+NEAREST = Weights(0.0, 0.0, 0.0, 0.0, 0.0, meaning=20.0)  # the nearest in meaning first
+
+
+def _checkpoints_with_ranking(
+    source: Path, target: Path, mode: str, model_id: str, weights: Weights = MOST_NAMED
+) -> Path:
     shutil.copytree(source, target)
-    fitted = {mode: (model_id, Weights(0.0, 0.0, 0.0, 0.0, 5.0))}  # the most named first
+    fitted = {mode: Fitted(model_id, weights, MOST_NAMED)}
     write(target / FILE, fitted, {"fitted_on": ["test"]})
     return target
 
@@ -84,9 +90,9 @@ def test_a_reader_takes_only_the_weights_fitted_for_it(
 ) -> None:
     linear_id = load_checkpoint(checkpoint_dir / "linear.pt").model_id
     folder = _checkpoints_with_ranking(checkpoint_dir, tmp_path / "c", "linear", linear_id)
-    assert read(folder)["linear"] == (linear_id, Weights(0.0, 0.0, 0.0, 0.0, 5.0))
+    assert read(folder)["linear"] == Fitted(linear_id, MOST_NAMED, MOST_NAMED)
     models = load_models(Settings(checkpoint_dir=folder, modes=["linear", "softmax"]))
-    assert models["linear"].ranking == Weights(0.0, 0.0, 0.0, 0.0, 5.0)
+    assert models["linear"].ranking == models["linear"].plain_ranking == MOST_NAMED
     assert models["softmax"].ranking is None  # none fitted for it
     # Weights fitted for another model (a retrained reader) are not used.
     table = json.loads((folder / FILE).read_text())
@@ -175,5 +181,7 @@ def test_the_shipped_weights_are_for_the_shipped_readers(mode: str) -> None:
     # ranking: `cheapqa bench fit-ranking` must run after it.
     from encoder.model.checkpoint import CHECKPOINT_DIR
 
-    fitted_for, _ = read(CHECKPOINT_DIR)[mode]
-    assert fitted_for == load_checkpoint(CHECKPOINT_DIR / f"{mode}.pt").model_id
+    fitted = read(CHECKPOINT_DIR)[mode]
+    assert fitted.model_id == load_checkpoint(CHECKPOINT_DIR / f"{mode}.pt").model_id
+    # Fitted with meaning(e) and without it; the sentences' meaning counts for the answer.
+    assert fitted.plain.meaning == 0.0 and fitted.weights.meaning > 1.0

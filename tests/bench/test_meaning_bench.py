@@ -1,0 +1,25 @@
+"""`cheapqa bench meaning` times both ways on a story set and prints every figure."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from bench.meaning import main
+from bench.realistic.stories import set_path
+
+
+def test_the_meaning_bench_prints_each_figure_of_a_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = tmp_path / "one.jsonl"  # the first story of dev: a set is read whole
+    one.write_text(set_path("dev").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    assert main(argparse.Namespace(set=str(one), rounds=1)) == 0
+    table = capsys.readouterr().out
+    for row in ("linear reader", "sentences embedded", "sentence vectors", "a request"):
+        assert row in table
+    # A story of 300-450 words keeps its sentences that name someone: some, not hundreds.
+    kept = next(line for line in table.splitlines() if "sentences kept" in line)
+    assert 5 <= int(kept.split("|")[2].replace(",", "")) <= 40
