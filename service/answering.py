@@ -35,7 +35,7 @@ import torch
 from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
 from encoder.text.anonymise import prepare_question
-from encoder.text.meaning import embed
+from encoder.text.meaning import embed_questions
 from encoder.text.questions import asks_for, to_cloze
 from encoder.text.ranking import features, probabilities
 from encoder.text.support import (
@@ -195,7 +195,7 @@ def question_meanings(
     wanted = [row for row, words in enumerate(prepared.in_words) if words]
     if not record.sentence_vectors or not wanted:
         return rows
-    vectors = embed([queries[prepared.asked[row]] for row in wanted])
+    vectors = embed_questions([queries[prepared.asked[row]] for row in wanted])
     for row, vector in zip(wanted, vectors, strict=True):
         rows[row] = record.meanings(vector)
     return rows

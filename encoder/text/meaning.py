@@ -18,6 +18,7 @@ import base64
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -119,6 +120,28 @@ def load() -> int:
     with _LOCK:
         _model()
     return DIM
+
+
+# Questions recur (one question asked of many documents, a client asking again): the last
+# QUESTIONS_KEPT are kept, 1.5 KB each.
+QUESTIONS_KEPT = 4096
+_questions: OrderedDict[str, np.ndarray] = OrderedDict()
+
+
+def embed_questions(texts: Sequence[str]) -> np.ndarray:
+    """`embed`, for questions: those embedded lately are not embedded again."""
+    distinct = list(dict.fromkeys(texts))
+    with _LOCK:
+        found = {t: _questions[t] for t in distinct if t in _questions}
+    missing = [t for t in distinct if t not in found]
+    found.update(zip(missing, embed(missing), strict=True))
+    with _LOCK:
+        for text in distinct:
+            _questions[text] = found[text]
+            _questions.move_to_end(text)
+        while len(_questions) > QUESTIONS_KEPT:
+            _questions.popitem(last=False)
+    return np.stack([found[t] for t in texts]) if texts else embed([])
 
 
 def embed(texts: Sequence[str]) -> np.ndarray:

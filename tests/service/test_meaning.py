@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 from encoder.model.checkpoint import load_checkpoint
+from encoder.text import meaning
 from encoder.text.meaning import (
     DIM,
     MAX_SENTENCES,
     embed,
+    embed_questions,
     entity_sentences,
     meanings,
     pack,
@@ -91,6 +93,26 @@ def test_a_paraphrase_is_nearer_than_another_topic() -> None:
     assert float(question @ conducted) > float(question @ office) + 0.2
 
 
+def test_questions_asked_before_are_not_embedded_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedded: list[str] = []
+
+    def counted(texts: list[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return embed(texts)
+
+    monkeypatch.setattr(meaning, "embed", counted)
+    monkeypatch.setattr(meaning, "QUESTIONS_KEPT", 2)
+    monkeypatch.setattr(meaning, "_questions", meaning.OrderedDict())
+    a, b, c = "Who led the musicians?", "Who hired engineers?", "Who studied in Bergen?"
+    first = embed_questions([a, b, a])
+    assert embedded == [a, b] and np.array_equal(first[0], first[2])
+    again = embed_questions([b, a])
+    assert embedded == [a, b] and np.array_equal(again, first[[1, 0]])
+    embed_questions([c])  # two are kept: the least lately asked, b, goes
+    embed_questions([a, b])
+    assert embedded == [a, b, c, b]
+
+
 def test_a_format_4_record_keeps_its_sentences() -> None:
     record = DocumentRecord(
         "d", "h", Status.INDEXED, tokens=3, entities=["Anna", "Tom"], sentences=[[0], [0, 1]],
@@ -143,8 +165,8 @@ async def test_a_question_is_ranked_by_meaning_where_the_weights_say_so(
     linear_id = load_checkpoint(checkpoint_dir / "linear.pt").model_id
     folder = _checkpoints_with_ranking(checkpoint_dir, tmp_path / "c", "linear", linear_id, NEAREST)
     body = {"queries": [QUESTION], "top_k": 3}
-    for meaning, first in ((True, "Kari Lund"), (False, "Halden Group")):
-        async with app_client(modes=["linear"], checkpoint_dir=folder, meaning=meaning) as client:
+    for on, first in ((True, "Kari Lund"), (False, "Halden Group")):
+        async with app_client(modes=["linear"], checkpoint_dir=folder, meaning=on) as client:
             await client.post("/v1/documents", json={"id": "d", "text": STORY})
             await wait_status(client, "d", "indexed")
             response = await client.post("/v1/documents/d/answers", json=body)
