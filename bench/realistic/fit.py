@@ -10,9 +10,12 @@ the log-probability of the right answers (a softmax over each question's candida
 little L2), from the hand-set ranking's weights. Questions without a right candidate in the
 pool, or with nothing but right ones, tell the weights nothing and are left out.
 
-It prints, per mode, the accuracy of the hand-set and the fitted weights, each set scored by
-weights fitted without it (leave one set out), and the AUROC of the top answer's probability
-(right against wrong, unanswerable questions counted wrong) under both. Sets written blind and
+The weights are fitted twice: with meaning(e) (encoder.text.meaning; the stories are indexed
+with sentence vectors) and without it (`plain`, every candidate's meaning 0), for a service
+or a record without them. It prints, per mode, the accuracy of the hand-set, the plain and
+the full weights, each set scored by weights fitted without it (leave one set out), and the
+AUROC of the top answer's probability (right against wrong, unanswerable questions counted
+wrong) under each. Sets written blind and
 kept unscored (`FROZEN`) are refused.
 """
 
