@@ -431,7 +431,13 @@ class AnswerService:
         # A record indexed before windows were kept (format < 3) has no support to weigh.
         evidence = record.evidence if record.contexts or not record.entities else None
         meanings: list[list[float] | None] = []
-        if self.settings.meaning and model.ranking is not None and weight > 0:
+        if (
+            self.settings.meaning
+            and model.ranking is not None
+            and weight > 0
+            and record.sentence_vectors
+            and any(prepared.in_words)
+        ):  # a thread hop only where a question is embedded (cloze sentences are not)
             meanings = await asyncio.to_thread(question_meanings, record, body.queries, prepared)
         rank = functools.partial(
             rank_answers,

@@ -113,9 +113,15 @@ class DocumentRecord:
     sentence_vectors: str = ""
     # contexts as support reads them, and spans as [start, end] pairs, made once per entity a
     # request answers with (not stored)
-    _evidence: dict[int, Evidence] = field(default_factory=dict, repr=False, compare=False)
-    _span_pairs: dict[int, list[list[int]]] = field(default_factory=dict, repr=False, compare=False)
-    _vectors: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # (init=False: a record copied with dataclasses.replace starts with none of them, so a copy
+    # with other contexts, spans or sentences never reads the original's)
+    _evidence: dict[int, Evidence] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _span_pairs: dict[int, list[list[int]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _vectors: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     def evidence(self, slot: int) -> Evidence:
         """Entity `slot`'s kept windows as word sets with its name's words (empty when none

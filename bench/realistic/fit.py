@@ -139,8 +139,9 @@ def hand_set(support_weight: float) -> Weights:
 def plain(questions: Sequence[Candidates]) -> list[Candidates]:
     """The questions with meaning(e) unknown (0 for every candidate), as a service without
     sentence vectors ranks them."""
+    at = Weights._fields.index("meaning")
     return [
-        Candidates(q.group, [(*r[:-1], 0.0) for r in q.rows], q.right, q.answerable)
+        Candidates(q.group, [(*r[:at], 0.0, *r[at + 1 :]) for r in q.rows], q.right, q.answerable)
         for q in questions
     ]
 

@@ -31,18 +31,23 @@ DIM = 384  # all-MiniLM-L6-v2's sentence vectors
 MAX_SENTENCES = 256
 SCALE = 127.0  # unit vectors' coordinates are within [-1, 1]: int8 at this scale
 
-# A sentence ends at . ! ? (a closing quote after them stays with it) followed by space, or
+# A sentence ends at . ! ? (with the closing quotes or brackets after them) followed by
+# space and anything but a lower-case letter ("Ł" and "Á" start one, "e.g. the" does not), or
 # at a line break (a headline, a dateline's paragraph).
-_BREAK = re.compile(r"(?<=[.!?\"”’'])\s+(?=[\"“‘'A-Z0-9(])|\s*\n\s*")
+_END = re.compile(r"[.!?][\"”’')\]]*([ \t]+)(?=\S)|[ \t]*\n\s*")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """[start, end) of each sentence of the text (a headline and each line its own)."""
     out = []
     start = 0
-    for found in _BREAK.finditer(text):
-        if text[start : found.start()].strip():
-            out.append((start, found.start()))
+    for found in _END.finditer(text):
+        space = found.start(1)
+        if space >= 0 and text[found.end()].islower():
+            continue  # "e.g. the": no end
+        end = space if space >= 0 else found.start()
+        if text[start:end].strip():
+            out.append((start, end))
         start = found.end()
     if text[start:].strip():
         out.append((start, len(text)))
@@ -144,12 +149,22 @@ def embed_questions(texts: Sequence[str]) -> np.ndarray:
     return np.stack([found[t] for t in texts]) if texts else embed([])
 
 
+# Texts embedded under one hold of the model: a long document's hundreds of sentences let a
+# question asked meanwhile (the API and the embedded worker share a process) wait at most
+# one chunk, about 0.3 s.
+CHUNK = 16
+
+
 def embed(texts: Sequence[str]) -> np.ndarray:
     """The texts' unit sentence vectors, (n, DIM) float32 (blocking: call it from a thread)."""
-    if not texts:
-        return np.zeros((0, DIM), dtype=np.float32)
-    with _LOCK:  # one model per process; its tokenizer is not safe across threads
-        vectors = _model().encode(
-            list(texts), normalize_embeddings=True, batch_size=64, show_progress_bar=False
-        )
-    return np.asarray(vectors, dtype=np.float32)
+    out = [np.zeros((0, DIM), dtype=np.float32)]
+    for at in range(0, len(texts), CHUNK):
+        with _LOCK:  # one model per process; its tokenizer is not safe across threads
+            vectors = _model().encode(
+                list(texts[at : at + CHUNK]),
+                normalize_embeddings=True,
+                batch_size=CHUNK,
+                show_progress_bar=False,
+            )
+        out.append(np.asarray(vectors, dtype=np.float32))
+    return np.concatenate(out)

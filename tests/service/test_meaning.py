@@ -5,6 +5,7 @@ appended, and the fitted ranking weighing them."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,13 @@ def test_a_text_is_split_at_its_sentences_and_lines() -> None:
         "Kari Lund once studied in Bergen.",
     ]
     assert _texts("  ") == [] and _texts("no end") == ["no end"]
+    # A quote's closing mark after a comma ends no sentence; a capital of any script starts
+    # one; an abbreviation before a lower-case word ends none.
+    assert _texts('"It works," Nowak said. Łukasz left (at once). Then e.g. the rest.') == [
+        '"It works," Nowak said.',
+        "Łukasz left (at once).",
+        "Then e.g. the rest.",
+    ]
 
 
 def test_each_entity_holds_the_sentences_of_its_mentions() -> None:
@@ -111,6 +119,25 @@ def test_questions_asked_before_are_not_embedded_again(monkeypatch: pytest.Monke
     embed_questions([c])  # two are kept: the least lately asked, b, goes
     embed_questions([a, b])
     assert embedded == [a, b, c, b]
+
+
+def test_long_texts_are_embedded_in_chunks_as_one() -> None:
+    texts = [f"Sentence number {i} names Kari Lund." for i in range(meaning.CHUNK + 3)]
+    whole = embed(texts)
+    assert whole.shape == (len(texts), DIM)
+    assert np.allclose(whole[-1], embed(texts[-1:])[0], atol=1e-5)
+    assert embed([]).shape == (0, DIM)
+
+
+def test_a_copied_record_reads_its_own_sentences() -> None:
+    first, second = np.eye(2, DIM, dtype=np.float32)
+    record = DocumentRecord(
+        "d", "h", Status.INDEXED, entities=["Anna"], sentences=[[0]],
+        sentence_vectors=pack(first[None]),
+    )  # fmt: skip
+    assert record.meanings(first) == [1.0]  # read, and kept with the record
+    copy = dataclasses.replace(record, sentence_vectors=pack(second[None]))
+    assert copy.meanings(first) == [0.0]
 
 
 def test_a_format_4_record_keeps_its_sentences() -> None:
