@@ -4,7 +4,8 @@ beside word matching and most frequent.
     python -m bench.realistic --set dev [--modes linear,softmax] [--json] [--misses linear]
         [--export out.jsonl]
 
-`--set test` is the frozen test set: scored once, after the service changes it measures.
+A set kept unscored (`FROZEN`) is scored only with `--score-frozen`: once, after the change
+it measures is frozen, and never by a loop over every set.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.common import parse_modes
-from bench.realistic.stories import SETS, answerable, load_stories, set_path
+from bench.realistic.stories import FROZEN, SETS, answerable, load_stories, set_path
 from encoder.model.modes import MODES
 from service.settings import Settings
 
@@ -39,6 +40,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="the service's support_weight (0: the readers' own ranking; default: the setting)",
     )
+    p.add_argument(
+        "--score-frozen",
+        action="store_true",
+        help="score a set kept unscored (FROZEN): its one blind scoring",
+    )
 
 
 def realistic(args: argparse.Namespace, settings: Settings) -> int:
@@ -52,6 +58,13 @@ def realistic(args: argparse.Namespace, settings: Settings) -> int:
     )
     from bench.realistic.score import run
 
+    if args.set in FROZEN and not args.score_frozen:
+        print(
+            f"error: {args.set} is kept unscored for the next change: score it once, after that "
+            "change is frozen, with --score-frozen",
+            file=sys.stderr,
+        )
+        return 2
     stories = load_stories(set_path(args.set))
     if args.checkpoint_dir is not None:
         settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})

@@ -100,3 +100,13 @@ def test_right_kept_is_what_a_confidence_threshold_leaves_right() -> None:
     # A threshold keeps every answer with the same score: the tie at 0.8 keeps a wrong one.
     assert right_kept([(0.9, True), (0.8, True), (0.8, False)], 0.9) == pytest.approx(1 / 3)
     assert right_kept([(0.5, False)], 0.8) == 0.0
+
+
+def test_a_set_kept_unscored_is_scored_only_when_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.realistic.__main__ import main
+    from bench.realistic.stories import FROZEN
+
+    assert main(["--set", FROZEN[0], "--modes", "linear"]) == 2
+    assert "--score-frozen" in capsys.readouterr().err
