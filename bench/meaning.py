@@ -3,7 +3,8 @@ hand-written story set, in process:
 
     cheapqa bench meaning [--set test20] [--rounds 7]
 
-Per story (medians over the stories, each the median of `rounds` timings):
+Per story (medians over the stories, each the median of `rounds` timings after a warm-up
+call, `bench.lookup.median_seconds`):
   index   the linear reader reading the story (its tokens, one document a call) against
           where_meant (its sentences split, the entities' sentences embedded and packed)
   ask     the story's questions as one request: `rank_answers` in linear (the lookup,
@@ -16,14 +17,13 @@ Per story (medians over the stories, each the median of `rounds` timings):
 from __future__ import annotations
 
 import argparse
-import base64
 import statistics
-import time
 from collections.abc import Callable
 from functools import partial
 
 import torch
 
+from bench.lookup import median_seconds
 from bench.realistic.stories import Story, load_stories, set_path
 from encoder.text import meaning
 from encoder.text.meaning import DIM
@@ -36,12 +36,7 @@ from store.record import DocumentRecord, Status
 
 
 def _median_us(call: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
+    return 1e6 * median_seconds(call, rounds)
 
 
 def _afresh(call: Callable[[], object]) -> object:
@@ -60,7 +55,7 @@ def _story(
     meant = partial(where_meant, story.text, spans)
     add("index: sentences embedded, µs a story", _median_us(meant, rounds))
     sentences, vectors = meant()
-    kept = len(base64.b64decode(vectors)) // DIM
+    kept = meaning.count(vectors)
     add("sentences kept a story", kept)
     state = model.read([anon.tokens])[0]
     add("bytes: linear state (float16)", len(encode_state(state, model_id="-", dtype="float16")))

@@ -5,11 +5,18 @@ supports an answer) and the sentences naming it as vectors (encoder.text.meaning
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 
 from encoder.text.anonymise import AnonymisedText
-from encoder.text.meaning import DIM, MAX_SENTENCES, embed, entity_sentences, pack, sentence_spans
+from encoder.text.meaning import (
+    MAX_SENTENCES,
+    count,
+    embed,
+    entity_sentences,
+    extended,
+    pack,
+    sentence_spans,
+)
 from encoder.text.support import MAX_WINDOWS, mention_windows
 from store.record import DocumentRecord
 
@@ -68,18 +75,16 @@ def appended_where_meant(
     record that keeps none (indexed without them) keeps none."""
     if not record.sentence_vectors and record.entities:
         return [], ""
-    old = base64.b64decode(record.sentence_vectors)
-    room = MAX_SENTENCES - len(old) // DIM
-    if room <= 0:
+    start = count(record.sentence_vectors)
+    if start >= MAX_SENTENCES:
         held = record.sentences + [[]] * (len(spans) - len(record.sentences))
         return held, record.sentence_vectors
     new_held, packed = where_meant(text, spans, record.chars)
-    new = base64.b64decode(packed)[: room * DIM]
-    start = len(old) // DIM
-    kept = len(new) // DIM
+    vectors = extended(record.sentence_vectors, packed, MAX_SENTENCES)
+    kept = count(vectors) - start
     old_held = record.sentences + [[]] * (len(new_held) - len(record.sentences))
     held = [
         [*before, *(start + j for j in after if j < kept)]
         for before, after in zip(old_held, new_held, strict=True)
     ]
-    return held, base64.b64encode(old + new).decode("ascii")
+    return held, vectors

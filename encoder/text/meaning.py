@@ -88,6 +88,17 @@ def pack(vectors: np.ndarray) -> str:
     return base64.b64encode(q.tobytes()).decode("ascii")
 
 
+def count(packed: str) -> int:
+    """How many vectors `pack` packed."""
+    return len(base64.b64decode(packed)) // DIM
+
+
+def extended(packed: str, more: str, at_most: int) -> str:
+    """`pack`'s vectors followed by those of `more`, at most `at_most` in all."""
+    raw = base64.b64decode(packed) + base64.b64decode(more)
+    return base64.b64encode(raw[: at_most * DIM]).decode("ascii")
+
+
 def unpack(packed: str) -> np.ndarray:
     """`pack`'s vectors back, (n, DIM) float32 (unit length up to the rounding)."""
     raw = np.frombuffer(base64.b64decode(packed), dtype=np.int8)

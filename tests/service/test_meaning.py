@@ -80,6 +80,9 @@ def test_vectors_pack_to_int8_and_back() -> None:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     packed = pack(vectors)
     assert len(base64.b64decode(packed)) == 5 * DIM  # a byte a coordinate
+    assert meaning.count(packed) == 5
+    joined = meaning.extended(packed, packed, 7)  # all five, then two of the second
+    assert meaning.count(joined) == 7 and np.array_equal(unpack(joined)[5:], unpack(packed)[:2])
     assert np.abs(unpack(packed) - vectors).max() <= 0.5 / 127 + 1e-6
     with pytest.raises(ValueError, match="whole number"):
         unpack(base64.b64encode(b"\x01" * (DIM + 1)).decode())
