@@ -88,10 +88,12 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
 def _run_name_kinds(args: argparse.Namespace, settings: Settings) -> int:
     from encoder.training.data.paraphrase import fetch_wordnet
     from encoder.training.data.sources import SourceError
-    from encoder.training.name_kinds import build_table
+    from encoder.training.name_kinds import build_table, write_person_nouns
 
     try:
-        build_table(fetch_wordnet(args.cache_dir), args.out)
+        wordnet = fetch_wordnet(args.cache_dir)
+        write_person_nouns(wordnet, args.out.with_name("person_nouns.txt.gz"))
+        build_table(wordnet, args.out)
     except (SourceError, RuntimeError) as e:
         print(f"cheapqa data name-kinds: {e}", file=sys.stderr)
         return 1
@@ -170,7 +172,8 @@ def register(sub: Any) -> None:
         "name-kinds",
         help="what a name's words say it is (a person's, a place's): a network on GloVe's "
         "vectors learns WordNet's named people and places and writes every GloVe word's "
-        "probabilities (needs the data extra)",
+        "probabilities (needs the data extra); and WordNet's nouns for a person beside it "
+        "(person_nouns.txt.gz, for the entity finder)",
     )
     k.add_argument("--out", type=Path, default=TABLE, help="the table (the service reads TABLE)")
     k.add_argument(

@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from encoder.text.name_kinds import name_kind, person_nouns
 from encoder.text.tokens import TOKEN_RE
 from encoder.text.tokens import word_set as _words
 
@@ -328,8 +329,14 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
                 and (_is_initial(prev.text) or prev.text.lower() in _DOTTED)
             ):
                 j += 1  # "George W. Bush", "Dr. John Smith"
-            elif t.text == "'s" and nxt_starts and _glued(prev, t) and _institution(tokens, j + 1):
-                j += 1  # "St Mary's Hospital"; not "Kenya's Faith Kipyegon"
+            elif (
+                t.text == "'s"
+                and nxt_starts
+                and _glued(prev, t)
+                and _institution(tokens, j + 1)
+                and not _is_place(tokens[i:j])
+            ):
+                j += 1  # "St Mary's Hospital"; not "Kenya's Faith Kipyegon", "Spain's Court"
             elif (
                 t.text == "'"
                 and nxt_starts
@@ -345,6 +352,13 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
         runs.append((i, j))
         i = j
     return runs
+
+
+def _is_place(tokens: Sequence[_Token]) -> bool:
+    """Whether a name's words read more as a place's than a person's (encoder.text.name_kinds):
+    a country's possessive before an institution is two names ("Spain's Supreme Court")."""
+    kind = name_kind([t.text.lower() for t in tokens if t.text.isalpha()])
+    return kind.place >= 0.5 and kind.place > kind.person
 
 
 def _connector_end(tokens: Sequence[_Token], start: int, j: int) -> int:
@@ -537,9 +551,11 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         alias = " " not in surface and surface.lower() in surnames
         place = low in _PLACE_OPENERS and b - a > 1  # "New Zealand", "South Korea"
         common = low in _NOT_NAMES or low in lower_seen or low in _CALENDAR
-        if initial and not alias and not place and common:
+        role = initial and not alias and not place and _role_opener(tokens, a, b)
+        if initial and not alias and not place and (common or role):
             a += 1  # "The United Nations", "Yesterday Blair": the opener is no name
-            while a < b and _is_joiner(tokens[a].text):
+            # "Forecaster Elena Vlad", "Postmaster General Joseph Mutua": nor is a role
+            while a < b and (_is_joiner(tokens[a].text) or (role and tokens[a].text == "General")):
                 a += 1
             initial = False
         while a < b and tokens[a].text.lower() in _CALENDAR and not alias:
@@ -567,6 +583,18 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
             initial = initial and not _named_by_context(tokens, b)
         found.append((a, surface, initial))
     return found
+
+
+def _role_opener(tokens: Sequence[_Token], a: int, b: int) -> bool:
+    """Whether a run that opens a sentence starts with a noun for a person before a name of
+    two words or more: "Forecaster Elena Vlad", "Members of the Transit Workers Union" (not
+    "Dean Martin": one word would be left, and a one-word name is too often a given name's)."""
+    word = tokens[a].text.lower()
+    nouns = person_nouns()
+    if word not in nouns and not (word.endswith("s") and word[:-1] in nouns):
+        return False
+    rest = [t for t in tokens[a + 1 : b] if _is_name_word(t.text)]
+    return len(rest) >= 2
 
 
 def _named_by_context(tokens: Sequence[_Token], end: int) -> bool:

@@ -11,6 +11,11 @@ such as "chemicals" or "express") counts 0 for both, so "Odra Chemicals" is neit
 
 The table is `encoder/checkpoints/name_kinds.tsv.gz` (word, person %, place %); without it
 every name is neither, and the service ranks by the text's cues alone.
+
+Beside it, `person_nouns` lists the plain words that say what a person is ("forecaster",
+"alderman", "cellist": WordNet's nouns for a person), for the entity finder: a sentence that
+opens "Forecaster Elena Vlad said" names Elena Vlad, not "Forecaster Elena Vlad". Without
+the list (`encoder/checkpoints/person_nouns.txt.gz`) the finder keeps such openers.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 TABLE = Path(__file__).resolve().parent.parent / "checkpoints" / "name_kinds.tsv.gz"
+PERSON_NOUNS = TABLE.with_name("person_nouns.txt.gz")
 
 
 class NameKind(NamedTuple):
@@ -41,9 +47,20 @@ def _table(path: Path = TABLE) -> dict[str, tuple[float, float]]:
     return out
 
 
+@functools.cache
+def person_nouns(path: Path = PERSON_NOUNS) -> frozenset[str]:
+    """The lower-case nouns for a person ("dean", "sponsor"); empty without the list."""
+    if not path.is_file():
+        return frozenset()
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return frozenset(line.strip() for line in f if line.strip())
+
+
 def load() -> int:
-    """Read the table now (about 0.2 s; the service does it with its readers, before it is
-    ready), not on the first question that needs it: how many words it holds."""
+    """Read the table and the person nouns now (about 0.2 s; the service does it with its
+    readers, before it is ready), not on the first question or document that needs them:
+    how many words the table holds."""
+    person_nouns()
     return len(_table())
 
 

@@ -10,6 +10,10 @@ asked of every word GloVe knows, so that names WordNet never lists ("Beatriz Olv
 stand together in GloVe, as towns and regions do.
 
     cheapqa data name-kinds        # writes encoder/checkpoints/name_kinds.tsv.gz (~1 MB)
+                                   # and person_nouns.txt.gz beside it (~30 KB)
+
+The person nouns are WordNet's nouns whose commonest senses are in noun.person ("dean",
+"forecaster", `encoder.training.data.restate.read_roles`): no network, the list as it is.
 
 It needs the `data` extra (GloVe) and fetches WordNet as the data builder does. It prints the
 network's precision and recall on a tenth of the labelled words held out.
@@ -27,8 +31,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from encoder.text.name_kinds import TABLE
+from encoder.text.name_kinds import PERSON_NOUNS, TABLE
 from encoder.training.data.paraphrase import synset_pointers, synset_words, wordnet_rows
+from encoder.training.data.restate import read_roles
 
 # WordNet's lexicographer files whose instances are named people and places.
 _PERSON_FILES = frozenset({"18"})  # noun.person
@@ -142,11 +147,25 @@ def build_table(wordnet_dir: Path, out: Path = TABLE, log: Callable[[str], None]
                 for w, (a, b) in zip(chunk, probs, strict=True)
                 if max(a, b) >= MIN_KEPT
             ]
+    _write(out, lines)
+    log(f"wrote {len(lines)} words to {out}")
+    return out
+
+
+def write_person_nouns(
+    wordnet_dir: Path, out: Path = PERSON_NOUNS, log: Callable[[str], None] = print
+) -> Path:
+    """WordNet's nouns for a person, one a line, sorted."""
+    nouns = sorted(read_roles(wordnet_dir).people)
+    _write(out, nouns)
+    log(f"wrote {len(nouns)} person nouns to {out}")
+    return out
+
+
+def _write(out: Path, lines: list[str]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     # mtime 0: the same words give the same bytes
     with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
         f.write(("\n".join(lines) + "\n").encode())
     tmp.replace(out)
-    log(f"wrote {len(lines)} words to {out}")
-    return out

@@ -172,3 +172,29 @@ def test_a_possessive_before_a_title_names_the_country_alone() -> None:
 def test_of_joins_after_the_and_one_word_at_a_sentence_start() -> None:
     text = "The Brotherhood of Northern Rail Workers said its members would stay out."
     assert names(text) == ["Brotherhood of Northern Rail Workers"]
+
+
+def test_a_noun_for_a_person_opening_a_sentence_stays_out_of_the_name() -> None:
+    # WordNet's nouns for a person (encoder.text.name_kinds.person_nouns), not a hand list.
+    assert names("Forecaster Elena Vlad said rain would come. Vlad works in Iasi.") == [
+        "Elena Vlad",
+        "Iasi",
+    ]
+    assert names("Epidemiologist Rafael Quispe warned of measles.") == ["Rafael Quispe"]
+    assert names("Postmaster General Joseph Mutua apologised.") == ["Joseph Mutua"]
+    text = "Members of the Transit Workers Union of Victoria voted to strike."
+    assert names(text) == ["Transit Workers Union of Victoria"]
+    # One name word left is too often a given name and a surname: the run stays whole.
+    assert names("Dean Martin sang. Martin left.") == ["Dean Martin"]
+    # Only at a sentence's start: in the middle a capital says it is part of the name.
+    assert names("The band hired Dean Maarten Oosterhuis.") == ["Dean Maarten Oosterhuis"]
+
+
+def test_a_places_possessive_before_an_institution_is_two_names() -> None:
+    assert names("Spain's Supreme Court ruled. Spain appealed.") == ["Spain", "Supreme Court"]
+    assert names("South Korea's Hanbit Space Agency lost it.") == [
+        "South Korea",
+        "Hanbit Space Agency",
+    ]
+    # A person's or a saint's possessive names the institution.
+    assert names("St Mary's Hospital said so.") == ["St Mary's Hospital"]

@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from encoder.text import name_kinds
-from encoder.text.name_kinds import TABLE, NameKind, name_kind
+from encoder.text.name_kinds import PERSON_NOUNS, TABLE, NameKind, name_kind
 from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE
 from encoder.text.support import entity_evidence, kind_weighted
 from encoder.training import name_kinds as build
+from encoder.training.data.restate import Roles
 from encoder.training.name_kinds import Labels, precision_recall, train_classifier
 
 
@@ -112,3 +113,22 @@ def test_wordnet_labels_are_the_words_of_named_people_and_places(tmp_path: Path)
     assert labels.person == {"albert", "einstein"}
     assert labels.place == {"nuevo", "leon", "pedro", "lima"}  # not "new", "san" or "de"
     assert {"table", "physicist", "new", "san"} <= labels.plain
+
+
+def test_the_person_nouns_are_wordnets_and_shipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cheapqa data name-kinds` writes WordNet's nouns for a person beside the table (read_roles,
+    encoder.training.data.restate); the entity finder reads the shipped list."""
+    monkeypatch.setattr(
+        build, "read_roles", lambda folder: Roles({}, frozenset({"forecaster", "dean"}))
+    )
+    out = build.write_person_nouns(tmp_path, tmp_path / "nouns.txt.gz", log=lambda line: None)
+    first = out.read_bytes()
+    assert name_kinds.person_nouns.__wrapped__(out) == {"forecaster", "dean"}
+    assert build.write_person_nouns(tmp_path, out, log=lambda line: None).read_bytes() == first
+    assert name_kinds.person_nouns.__wrapped__(tmp_path / "none.txt.gz") == frozenset()
+    shipped = name_kinds.person_nouns()
+    assert PERSON_NOUNS.is_file() and len(shipped) > 5_000
+    assert {"forecaster", "alderman", "cellist", "member"} <= shipped
+    assert not {"north", "health", "near", "john"} & shipped
