@@ -54,10 +54,11 @@ SETS = (
     "test24",
     "test25",
     "test26",
+    "test27",
 )
 # Written blind and kept unscored, for the next change to be scored on once: nothing is fitted
 # or tuned on them (`cheapqa bench fit-ranking` refuses them).
-FROZEN = ("test25", "test26")
+FROZEN = ("test26", "test27")
 
 
 @dataclass(frozen=True)
