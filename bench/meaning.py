@@ -12,6 +12,8 @@ call, `bench.lookup.median_seconds`):
           questions embedded, each entity's nearest sentence), for questions new to the
           process and asked before (kept embedded); the same for one question
   bytes   the linear state (float16, encoded as stored) against the packed sentence vectors
+and, for a long document, the set's stories joined into one text: its indexing both ways, and
+its sentences embedded per sentence (of like length together, where a story's are one chunk).
 """
 
 from __future__ import annotations
@@ -89,13 +91,31 @@ def _story(
         add(f"ask, {label}: question_meanings, asked before, µs", _median_us(asking, rounds))
 
 
+def _long(model: LoadedModel, text: str, rounds: int) -> dict[str, float]:
+    """One long document's indexing, both ways."""
+    anon = anonymise(text)
+    spans, _ = where_named(anon)
+    meant = partial(where_meant, text, spans)
+    kept = meaning.count(meant()[1])
+    embedded = _median_us(meant, rounds)
+    return {
+        "long document: linear reader, µs": _median_us(partial(model.read, [anon.tokens]), rounds),
+        "long document: sentences embedded, µs": embedded,
+        "long document: sentences kept": kept,
+        "long document: µs a sentence embedded": embedded / max(kept, 1),
+    }
+
+
 def run(name: str, rounds: int) -> dict[str, float]:
-    """The figures' medians over the set's stories."""
+    """The figures' medians over the set's stories, then the long document's."""
     model = load_models(Settings(modes=["linear"], meaning=True))["linear"]
     rows: dict[str, list[float]] = {}
-    for story in load_stories(set_path(name)):
+    stories = load_stories(set_path(name))
+    for story in stories:
         _story(model, story, rounds, lambda key, value: rows.setdefault(key, []).append(value))
-    return {key: statistics.median(values) for key, values in rows.items()}
+    figures = {key: statistics.median(values) for key, values in rows.items()}
+    long_rounds = max(1, rounds // 2)  # a second or more a call
+    return figures | _long(model, "\n\n".join(s.text for s in stories), long_rounds)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -107,6 +127,9 @@ def main(args: argparse.Namespace) -> int:
     index = figures["index: sentences embedded, µs a story"]
     read = figures["index: linear reader, µs a story"]
     print(f"| index: sentences / reader | {index / read:.1f}× |")
+    index = figures["long document: sentences embedded, µs"]
+    read = figures["long document: linear reader, µs"]
+    print(f"| long document: sentences / reader | {index / read:.1f}× |")
     for label in ("1 question", "a request"):
         ratio = figures[f"ask, {label}: question_meanings, µs"]
         ratio /= figures[f"ask, {label}: rank_answers, µs"]

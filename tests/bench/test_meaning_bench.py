@@ -20,6 +20,8 @@ def test_the_meaning_bench_prints_each_figure_of_a_set(
     table = capsys.readouterr().out
     for row in ("linear reader", "sentences embedded", "sentence vectors", "a request"):
         assert row in table
+    assert "long document: µs a sentence embedded" in table
+    assert "long document: sentences / reader" in table
     # A story of 300-450 words keeps its sentences that name someone: some, not hundreds.
     kept = next(line for line in table.splitlines() if "sentences kept" in line)
     assert 5 <= int(kept.split("|")[2].replace(",", "")) <= 40

@@ -140,10 +140,15 @@ def test_a_missing_sentence_model_says_how_to_go_on(monkeypatch: pytest.MonkeyPa
 
 
 def test_long_texts_are_embedded_in_chunks_as_one() -> None:
-    texts = [f"Sentence number {i} names Kari Lund." for i in range(meaning.CHUNK + 3)]
+    # Of every length, out of order: embedded shortest first, each vector back in its place.
+    texts = [
+        f"Sentence {i} names Kari Lund" + " of the orchestra" * ((7 * i) % 5) + "."
+        for i in range(meaning.CHUNK + 3)
+    ]
     whole = embed(texts)
     assert whole.shape == (len(texts), DIM)
-    assert np.allclose(whole[-1], embed(texts[-1:])[0], atol=1e-5)
+    for i in (0, 1, len(texts) - 1):
+        assert np.allclose(whole[i], embed(texts[i : i + 1])[0], atol=1e-5)
     assert embed([]).shape == (0, DIM)
 
 
