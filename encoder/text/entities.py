@@ -126,7 +126,9 @@ DEMONYMS = _words(
     """
 )
 # Common words that begin place names: at a sentence start they stay ("New Zealand's ...").
-_PLACE_OPENERS = _words("new south north east west great united sri hong san santa los las el")
+_PLACE_OPENERS = _words(
+    "new south north east west great united sri hong san santa los las el saint"
+)
 # Head nouns of organisations' names: "Brekke Energy" never goes by "Energy" alone.
 ORG_HEADS = _words(
     """
@@ -354,11 +356,18 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
     return runs
 
 
+# How much a possessive's words must read as a place's to split it from the institution after
+# it: countries and states read 0.72-0.98 ("Spain", "South Africa"), "Hudson" 0.56 ("Hudson's
+# Bay Company" is one name).
+PLACE_POSSESSIVE = 0.7
+
+
 def _is_place(tokens: Sequence[_Token]) -> bool:
     """Whether a name's words read more as a place's than a person's (encoder.text.name_kinds):
     a country's possessive before an institution is two names ("Spain's Supreme Court")."""
-    kind = name_kind([t.text.lower() for t in tokens if t.text.isalpha()])
-    return kind.place >= 0.5 and kind.place > kind.person
+    words = [t.text.lower() for t in tokens if t.text.isalpha()]
+    kind = name_kind([w for w in words if w not in _NOT_NAMES and w not in _CONNECTORS])
+    return kind.place >= PLACE_POSSESSIVE and kind.place > kind.person
 
 
 def _connector_end(tokens: Sequence[_Token], start: int, j: int) -> int:
@@ -587,14 +596,19 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
 
 def _role_opener(tokens: Sequence[_Token], a: int, b: int) -> bool:
     """Whether a run that opens a sentence starts with a noun for a person before a name of
-    two words or more: "Forecaster Elena Vlad", "Members of the Transit Workers Union" (not
-    "Dean Martin": one word would be left, and a one-word name is too often a given name's)."""
+    two words or more: "Forecaster Elena Vlad", "Members of the Transit Workers Union",
+    "General Abdourahamane Tiani". Not a noun that is a name's word too ("Baker Hughes
+    Inc"), nor one most often an adjective before an organisation's name ("General Electric
+    Co", "Senior Engineering Group Plc"), nor before one word ("Dean Martin": a one-word name
+    is too often a given name's)."""
     word = tokens[a].text.lower()
-    nouns = person_nouns()
-    if word not in nouns and not (word.endswith("s") and word[:-1] in nouns):
-        return False
+    found = person_nouns()
     rest = [t for t in tokens[a + 1 : b] if _is_name_word(t.text)]
-    return len(rest) >= 2
+    if len(rest) < 2 or name_kind([word]).person >= 0.5:
+        return False
+    if word in found.nouns or (word.endswith("s") and word[:-1] in found.nouns):
+        return True
+    return word in found.adjectives and rest[-1].text.lower() not in ORG_HEADS
 
 
 def _named_by_context(tokens: Sequence[_Token], end: int) -> bool:

@@ -47,13 +47,27 @@ def _table(path: Path = TABLE) -> dict[str, tuple[float, float]]:
     return out
 
 
+class PersonNouns(NamedTuple):
+    """The lower-case nouns for a person, by what they are most often."""
+
+    nouns: frozenset[str] = frozenset()  # a noun ("forecaster", "member", "sponsor")
+    adjectives: frozenset[str] = frozenset()  # an adjective or adverb ("general", "senior")
+
+
 @functools.cache
-def person_nouns(path: Path = PERSON_NOUNS) -> frozenset[str]:
-    """The lower-case nouns for a person ("dean", "sponsor"); empty without the list."""
+def person_nouns(path: Path = PERSON_NOUNS) -> PersonNouns:
+    """The nouns for a person (one a line; "<word>\tadjective" for one most often an
+    adjective or adverb); none without the list."""
     if not path.is_file():
-        return frozenset()
+        return PersonNouns()
+    nouns: set[str] = set()
+    adjectives: set[str] = set()
     with gzip.open(path, "rt", encoding="utf-8") as f:
-        return frozenset(line.strip() for line in f if line.strip())
+        for line in f:
+            word, _, tag = line.strip().partition("\t")
+            if word:
+                (adjectives if tag else nouns).add(word)
+    return PersonNouns(frozenset(nouns), frozenset(adjectives))
 
 
 def load() -> int:

@@ -13,7 +13,8 @@ stand together in GloVe, as towns and regions do.
                                    # and person_nouns.txt.gz beside it (~30 KB)
 
 The person nouns are WordNet's nouns whose commonest senses are in noun.person ("dean",
-"forecaster", `encoder.training.data.restate.read_roles`): no network, the list as it is.
+"forecaster", `encoder.training.data.restate.read_roles`), those SemCor tags more often
+as adjectives or adverbs marked ("general", "senior"): no network, the list as it is.
 
 It needs the `data` extra (GloVe) and fetches WordNet as the data builder does. It prints the
 network's precision and recall on a tenth of the labelled words held out.
@@ -32,7 +33,12 @@ import torch
 from torch import nn
 
 from encoder.text.name_kinds import PERSON_NOUNS, TABLE
-from encoder.training.data.paraphrase import synset_pointers, synset_words, wordnet_rows
+from encoder.training.data.paraphrase import (
+    commonest_pos,
+    synset_pointers,
+    synset_words,
+    wordnet_rows,
+)
 from encoder.training.data.restate import read_roles
 
 # WordNet's lexicographer files whose instances are named people and places.
@@ -155,10 +161,17 @@ def build_table(wordnet_dir: Path, out: Path = TABLE, log: Callable[[str], None]
 def write_person_nouns(
     wordnet_dir: Path, out: Path = PERSON_NOUNS, log: Callable[[str], None] = print
 ) -> Path:
-    """WordNet's nouns for a person, one a line, sorted."""
-    nouns = sorted(read_roles(wordnet_dir).people)
-    _write(out, nouns)
-    log(f"wrote {len(nouns)} person nouns to {out}")
+    """WordNet's nouns for a person, one a line, sorted; "<word>\tadjective" for those SemCor
+    tags more often as an adjective or an adverb than as a noun ("general", "senior", which
+    open "General Electric Co" and "Senior Engineering Group" as much as a person's name)."""
+    commonest = commonest_pos(wordnet_dir / "cntlist.rev")
+    lines = []
+    for word in sorted(read_roles(wordnet_dir).people):
+        kinds = commonest.get(word, {"noun"})
+        noun = "noun" in kinds or not kinds & {"adj", "adv"}
+        lines.append(word if noun else f"{word}\tadjective")
+    _write(out, lines)
+    log(f"wrote {len(lines)} person nouns to {out}")
     return out
 
 

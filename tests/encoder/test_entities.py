@@ -186,6 +186,13 @@ def test_a_noun_for_a_person_opening_a_sentence_stays_out_of_the_name() -> None:
     assert names(text) == ["Transit Workers Union of Victoria"]
     # One name word left is too often a given name and a surname: the run stays whole.
     assert names("Dean Martin sang. Martin left.") == ["Dean Martin"]
+    # A noun that is a name's word too, or a saint: part of the name. One most often an
+    # adjective is a role before a person's name, part of an organisation's.
+    assert names("Baker Hughes Inc said it would cut jobs.") == ["Baker Hughes Inc"]
+    assert names("Saint Thomas Christians gathered.") == ["Saint Thomas Christians"]
+    assert names("General Abdourahamane Tiani took power.") == ["Abdourahamane Tiani"]
+    assert names("National Australia Bank raised rates.") == ["National Australia Bank"]
+    assert names("Senior Engineering Group Plc agreed.") == ["Senior Engineering Group Plc"]
     # Only at a sentence's start: in the middle a capital says it is part of the name.
     assert names("The band hired Dean Maarten Oosterhuis.") == ["Dean Maarten Oosterhuis"]
 
@@ -196,5 +203,7 @@ def test_a_places_possessive_before_an_institution_is_two_names() -> None:
         "South Korea",
         "Hanbit Space Agency",
     ]
-    # A person's or a saint's possessive names the institution.
+    # A person's or a saint's possessive names the institution, and so does one whose words
+    # read only a little more as a place's.
     assert names("St Mary's Hospital said so.") == ["St Mary's Hospital"]
+    assert names("Hudson's Bay Company sold stores.") == ["Hudson's Bay Company"]

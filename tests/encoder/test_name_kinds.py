@@ -121,14 +121,23 @@ def test_the_person_nouns_are_wordnets_and_shipped(
     """`cheapqa data name-kinds` writes WordNet's nouns for a person beside the table (read_roles,
     encoder.training.data.restate); the entity finder reads the shipped list."""
     monkeypatch.setattr(
-        build, "read_roles", lambda folder: Roles({}, frozenset({"forecaster", "dean"}))
+        build, "read_roles", lambda folder: Roles({}, frozenset({"forecaster", "dean", "senior"}))
+    )
+    # SemCor's counts: "senior" is an adjective more often than a noun, "dean" a noun.
+    (tmp_path / "cntlist.rev").write_text(
+        "senior%3:00:00:: 1 40\nsenior%1:18:00:: 1 3\ndean%1:18:00:: 1 5\n", encoding="latin-1"
     )
     out = build.write_person_nouns(tmp_path, tmp_path / "nouns.txt.gz", log=lambda line: None)
     first = out.read_bytes()
-    assert name_kinds.person_nouns.__wrapped__(out) == {"forecaster", "dean"}
+    assert name_kinds.person_nouns.__wrapped__(out) == name_kinds.PersonNouns(
+        frozenset({"forecaster", "dean"}), frozenset({"senior"})
+    )
     assert build.write_person_nouns(tmp_path, out, log=lambda line: None).read_bytes() == first
-    assert name_kinds.person_nouns.__wrapped__(tmp_path / "none.txt.gz") == frozenset()
+    assert name_kinds.person_nouns.__wrapped__(tmp_path / "none.txt.gz") == (
+        name_kinds.PersonNouns()
+    )
     shipped = name_kinds.person_nouns()
-    assert PERSON_NOUNS.is_file() and len(shipped) > 5_000
-    assert {"forecaster", "alderman", "cellist", "member"} <= shipped
-    assert not {"north", "health", "near", "john"} & shipped
+    assert PERSON_NOUNS.is_file() and len(shipped.nouns) > 5_000
+    assert {"forecaster", "alderman", "cellist", "member"} <= shipped.nouns
+    assert {"national", "senior", "general"} <= shipped.adjectives
+    assert not {"north", "health", "near", "john"} & (shipped.nouns | shipped.adjectives)

@@ -102,7 +102,7 @@ def _synsets(data_file: Path) -> dict[str, list[str]]:
     return {f[0]: synset_words(f) for f in wordnet_rows(data_file)}
 
 
-def _commonest_pos(cntlist: Path) -> dict[str, set[str]]:
+def commonest_pos(cntlist: Path) -> dict[str, set[str]]:
     """lemma -> its commonest part(s) of speech by SemCor tag counts (cntlist.rev lines are
     "lemma%ss_type:... sense_number count"); keeps "weather" a noun, not "endure"."""
     counts: dict[str, Counter[str]] = {}
@@ -192,7 +192,7 @@ def load_synonyms(
     """
     syn: dict[str, dict[str, list[str]]] = {pos: {} for pos in _POS}
     lemmas: dict[str, set[str]] = {pos: set() for pos in _POS}
-    commonest = _commonest_pos(wordnet_dir / "cntlist.rev")
+    commonest = commonest_pos(wordnet_dir / "cntlist.rev")
     for pos in _POS:
         synsets = _synsets(wordnet_dir / f"data.{pos}")
         for f in wordnet_rows(wordnet_dir / f"index.{pos}"):
