@@ -75,7 +75,7 @@ class Settings(BaseSettings):
         default=True,
         description="Embed the sentences naming each entity when a document is indexed, and "
         "each question asked in words, so that the ranking weighs how near in meaning they are "
-        "(encoder/text/meaning.py; about 17 ms a sentence to index, 13 ms a question not asked "
+        "(encoder/text/meaning.py; about 14 ms a sentence to index, 8 ms a question not asked "
         "lately: BENCHMARKS.md). Off: neither, and the ranking fitted without it.",
     )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")

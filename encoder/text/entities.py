@@ -560,8 +560,9 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         alias = " " not in surface and surface.lower() in surnames
         place = low in _PLACE_OPENERS and b - a > 1  # "New Zealand", "South Korea"
         common = low in _NOT_NAMES or low in lower_seen or low in _CALENDAR
-        role = initial and not alias and not place and _role_opener(tokens, a, b)
-        if initial and not alias and not place and (common or role):
+        opener = initial and not alias and not place
+        role = opener and _role_opener(tokens, a, b)
+        if opener and (common or role):
             a += 1  # "The United Nations", "Yesterday Blair": the opener is no name
             # "Forecaster Elena Vlad", "Postmaster General Joseph Mutua": nor is a role
             while a < b and (_is_joiner(tokens[a].text) or (role and tokens[a].text == "General")):

@@ -175,7 +175,8 @@ CHUNK = 16
 def embed(texts: Sequence[str]) -> np.ndarray:
     """The texts' unit sentence vectors, (n, DIM) float32 (blocking: call it from a thread)."""
     # Embedded shortest first: a chunk is padded to its longest text, and sentences of like
-    # length together pad least (a story's sentences in 1.6 times less time, the same vectors).
+    # length together pad least (the same vectors; a long document's in 1.4 times less time,
+    # a story's 15 or so are one chunk either way: BENCHMARKS.md).
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     for at in range(0, len(order), CHUNK):
