@@ -29,7 +29,13 @@ from bench.lookup import median_seconds
 from bench.realistic.stories import Story, load_stories, set_path
 from encoder.text import meaning
 from encoder.text.meaning import DIM
-from service.answering import PreparedQueries, prepare_queries, question_meanings, rank_answers
+from service.answering import (
+    Meanings,
+    PreparedQueries,
+    prepare_queries,
+    question_meanings,
+    rank_answers,
+)
 from service.readers import LoadedModel, anonymise, load_models
 from service.settings import SUPPORT_WEIGHT, Settings
 from service.support import where_meant, where_named
@@ -56,15 +62,18 @@ def _story(
     add("index: linear reader, µs a story", _median_us(partial(model.read, [anon.tokens]), rounds))
     meant = partial(where_meant, story.text, spans)
     add("index: sentences embedded, µs a story", _median_us(meant, rounds))
-    sentences, vectors = meant()
-    kept = meaning.count(vectors)
+    made = meant()
+    kept = meaning.count(made.sentence_vectors)
     add("sentences kept a story", kept)
+    add("mentions kept a story", meaning.count(made.mention_vectors))
     state = model.read([anon.tokens])[0]
     add("bytes: linear state (float16)", len(encode_state(state, model_id="-", dtype="float16")))
     add("bytes: sentence vectors (int8)", kept * DIM)
+    add("bytes: mention vectors (int8)", meaning.count(made.mention_vectors) * DIM)
     record = DocumentRecord(
         story.id, "-", Status.INDEXED, entities=anon.entities, mentions=anon.mentions,
-        contexts=contexts, sentences=sentences, sentence_vectors=vectors,
+        contexts=contexts, sentences=made.sentences, sentence_vectors=made.sentence_vectors,
+        named=made.named, mention_vectors=made.mention_vectors,
     )  # fmt: skip
     questions = [a.question for a in story.questions]
     for label, asked in (("1 question", questions[:1]), ("a request", questions)):
@@ -76,7 +85,7 @@ def _story(
         def ranked(
             prepared: PreparedQueries = prepared,
             Q: torch.Tensor = Q,
-            meanings: list[list[float] | None] = meanings,
+            meanings: list[Meanings | None] = meanings,
         ) -> object:
             record._evidence.clear()  # as a request reads them, afresh
             return rank_answers(
@@ -96,7 +105,7 @@ def _long(model: LoadedModel, text: str, rounds: int) -> dict[str, float]:
     anon = anonymise(text)
     spans, _ = where_named(anon)
     meant = partial(where_meant, text, spans)
-    kept = meaning.count(meant()[1])
+    kept = meaning.count(meant().sentence_vectors)
     embedded = _median_us(meant, rounds)
     return {
         "long document: linear reader, µs": _median_us(partial(model.read, [anon.tokens]), rounds),

@@ -185,6 +185,12 @@ def _fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
     return fit_ranking(args, settings)
 
 
+def _fit_roles(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.realistic.roles import fit_roles
+
+    return fit_roles(args, settings)
+
+
 def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data set JSONL (real text)")
     p.add_argument("--text-file", type=Path, default=None, help="plain text instead of --data")
@@ -251,6 +257,16 @@ def register(sub: Any) -> None:
 
     add_fit_arguments(s)
     s.set_defaults(handler=_fit_ranking)
+
+    s = bench_sub.add_parser(
+        "fit-roles",
+        help="fit role(e), which of a sentence's names a question asks about, on the "
+        "hand-written stories already scored; write roles.json beside the checkpoints",
+    )
+    from bench.realistic.roles import add_arguments as add_roles_arguments
+
+    add_roles_arguments(s)
+    s.set_defaults(handler=_fit_roles)
 
     s = bench_sub.add_parser(
         "meaning", help="what embedding sentences and questions costs beside the reader"

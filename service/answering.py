@@ -27,6 +27,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pydantic_core
@@ -34,6 +35,7 @@ import torch
 
 from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
+from encoder.text import roles
 from encoder.text.anonymise import prepare_question
 from encoder.text.meaning import embed_questions
 from encoder.text.questions import asks_for, to_cloze
@@ -162,11 +164,11 @@ def candidate_features(
     terms: Terms,
     kind: str | None,
     mentions: Sequence[int],
-    meaning: Sequence[float] | None = None,
+    meaning: Meanings | None = None,
 ) -> list[tuple[float, ...]]:
     """One question's candidates (slot, reader probability) and their support -> each one's
-    `encoder.text.ranking.features`; meaning: per entity slot, how near the question's sentence
-    vector comes to one naming it (none: 0 for all)."""
+    `encoder.text.ranking.features`; meaning: per entity slot, how near the question comes to
+    the sentences naming it and to the part its mentions play (none: 0 for all)."""
     known = [evidence(s) for s, _ in kept]
     logs = kind_logs(known, kind) or [0.0] * len(kept)
     weights = word_weights(terms, known)
@@ -179,25 +181,38 @@ def candidate_features(
             count(mentions, s),
             rare_support(terms, e, weights),
             who_person(e, kind),
-            meaning[s] if meaning else 0.0,
+            meaning.meaning[s] if meaning else 0.0,
+            meaning.role[s] if meaning and meaning.role else 0.0,
         )
         for (s, p), sup, x, e in zip(kept, found, logs, known, strict=True)
     ]
 
 
+class Meanings(NamedTuple):
+    """One question against a record's vectors, per entity slot: meaning(e), how near it comes
+    to a sentence naming e (encoder.text.meaning), and role(e), how well a mention of e plays
+    the part its asking word asks about (encoder.text.roles; empty where the record keeps no
+    mention vectors or no head is shipped)."""
+
+    meaning: list[float]
+    role: list[float]
+
+
 def question_meanings(
     record: DocumentRecord, queries: Sequence[str], prepared: PreparedQueries
-) -> list[list[float] | None]:
-    """Per question asked, per entity, how near the question comes in meaning to a sentence
-    naming it (encoder.text.meaning), for those asked in words of a record that keeps sentence
-    vectors; None for the rest (blocking: the sentence model runs here)."""
-    rows: list[list[float] | None] = [None] * len(prepared.asked)
+) -> list[Meanings | None]:
+    """Per question asked, its `Meanings`, for those asked in words of a record that keeps
+    sentence vectors; None for the rest (blocking: the sentence model runs here)."""
+    rows: list[Meanings | None] = [None] * len(prepared.asked)
     wanted = [row for row, words in enumerate(prepared.in_words) if words]
     if not record.sentence_vectors or not wanted:
         return rows
-    vectors = embed_questions([queries[prepared.asked[row]] for row in wanted])
-    for row, vector in zip(wanted, vectors, strict=True):
-        rows[row] = record.meanings(vector)
+    vectors, asking = embed_questions([queries[prepared.asked[row]] for row in wanted])
+    head = roles.shipped()
+    for row, vector, word in zip(wanted, vectors, asking, strict=True):
+        meaning = record.meanings(vector)
+        assert meaning is not None  # the record keeps sentence vectors
+        rows[row] = Meanings(meaning, record.roles(word, head) or [])
     return rows
 
 
@@ -219,7 +234,7 @@ def rank_answers(
     support_weight: float = 0.0,
     kinds: Sequence[str | None] = (),
     in_words: Sequence[bool] = (),
-    meanings: Sequence[Sequence[float] | None] = (),
+    meanings: Sequence[Meanings | None] = (),
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread), among
     all n_entities of its entities (beyond the reader's slots they share them: encoder.model.
@@ -234,8 +249,8 @@ def rank_answers(
     first weighed by what the question asks for (kinds, per question: a Who-question's answer
     is no place; encoder.text.support.kind_weighted). A question asked in words (in_words, per
     question) is ranked instead by the weights fitted for the model (model.ranking:
-    encoder.text.ranking), where it has them: with meanings (per question, per entity slot, or
-    None: encoder.text.meaning) the weights with meaning(e), without them the plain ones."""
+    encoder.text.ranking), where it has them: with meanings (per question, its `Meanings`, or
+    None) the weights with meaning(e) and role(e), without them the plain ones."""
     width = max(model.max_entities, n_entities)  # beyond E when the document names more
     # The support shares are over the reader's RERANK_POOL likeliest, whatever the ranking.
     pool = min(n_entities, max(top_k, RERANK_POOL) if evidence is not None else top_k)
@@ -430,7 +445,7 @@ class AnswerService:
         )
         # A record indexed before windows were kept (format < 3) has no support to weigh.
         evidence = record.evidence if record.contexts or not record.entities else None
-        meanings: list[list[float] | None] = []
+        meanings: list[Meanings | None] = []
         if (
             self.settings.meaning
             and model.ranking is not None

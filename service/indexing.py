@@ -56,7 +56,12 @@ from service.errors import (
 from service.readers import LoadedModel, ServedModels, anonymise, entity_slots
 from service.schemas import DocumentIn
 from service.settings import Settings
-from service.support import appended_where_meant, appended_where_named, shifted_spans
+from service.support import (
+    NOT_MEANT,
+    appended_where_meant,
+    appended_where_named,
+    shifted_spans,
+)
 from store.base import DocumentStore, readable_records
 from store.queue.base import IngestJob, IngestQueue, QueueUnavailable
 from store.record import (
@@ -511,10 +516,10 @@ def _extended(
         )  # fmt: skip
     placed = set(anon.entities)
     spans, contexts = appended_where_named(record, anon)
-    sentences, vectors = (
+    meant = (
         appended_where_meant(record, text, shifted_spans(anon, record.chars))
         if settings.meaning
-        else ([], "")
+        else NOT_MEANT
     )
     return DocumentRecord(
         id=record.id,
@@ -534,6 +539,8 @@ def _extended(
         chars=record.chars + len(text),
         spans=spans,
         contexts=contexts,
-        sentences=sentences,
-        sentence_vectors=vectors,
+        sentences=meant.sentences,
+        sentence_vectors=meant.sentence_vectors,
+        named=meant.named,
+        mention_vectors=meant.mention_vectors,
     )

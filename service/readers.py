@@ -17,7 +17,7 @@ from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
 from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
-from encoder.text import meaning, name_kinds, ranking
+from encoder.text import meaning, name_kinds, ranking, roles
 from encoder.text.anonymise import AnonymisedText, anonymise_document
 from encoder.text.ranking import Weights
 from encoder.text.tokens import plain_text, plain_text_with_offsets
@@ -259,6 +259,8 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
     log.info("read what %d words say of a name (%s)", name_kinds.load(), name_kinds.TABLE)
     if settings.meaning:  # loaded now: a missing package fails the start, not a document
         log.info("loaded the sentence model (%d-d vectors)", meaning.load())
+        head = roles.shipped()
+        log.info("role(e): %s", f"the head at {roles.SHIPPED}" if head else "no head shipped")
     if settings.default_mode not in models:
         if settings.default_mode not in settings.modes:  # CHEAPQA_MODES=softmax alone
             raise ValueError(

@@ -6,17 +6,23 @@ supports an answer) and the sentences naming it as vectors (encoder.text.meaning
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
 
 from encoder.text.anonymise import AnonymisedText
 from encoder.text.meaning import (
+    DIM,
     MAX_SENTENCES,
     count,
-    embed,
+    embed_spans,
     entity_sentences,
     extended,
+    mention_places,
     pack,
     sentence_spans,
 )
+from encoder.text.roles import MAX_MENTIONS, MENTIONS_PER_ENTITY
 from encoder.text.support import MAX_WINDOWS, mention_windows
 from store.record import DocumentRecord
 
@@ -54,37 +60,80 @@ def appended_where_named(
     )
 
 
-def where_meant(
-    text: str, spans: Sequence[Sequence[int]], offset: int = 0
-) -> tuple[list[list[int]], str]:
-    """(sentences, sentence_vectors) of a record: per entity, the indices of the kept
-    sentences of `text` that hold its mentions (spans: per entity, offsets shifted by
-    `offset`, the characters before the text), and those sentences embedded and packed
-    (blocking: the sentence model runs here)."""
+class Meant(NamedTuple):
+    """A record's sentence and mention vectors (its format-4 and format-5 fields)."""
+
+    sentences: list[list[int]]  # per entity, indices into sentence_vectors
+    sentence_vectors: str
+    named: list[list[int]]  # per entity, indices into mention_vectors
+    mention_vectors: str
+
+
+NOT_MEANT = Meant([], "", [], "")
+
+
+def where_meant(text: str, spans: Sequence[Sequence[int]], offset: int = 0) -> Meant:
+    """A record's `Meant` for a text: per entity, the indices of the kept sentences of
+    `text` that hold its mentions and of its kept mentions (spans: per entity, offsets
+    shifted by `offset`, the characters before the text), with those sentences and mentions
+    embedded and packed (blocking: the sentence model runs here)."""
     found = [(a + offset, b + offset) for a, b in sentence_spans(text)]
     kept, held = entity_sentences(spans, found)
-    vectors = embed([text[found[j][0] - offset : found[j][1] - offset] for j in kept])
-    return held, pack(vectors)
+    places = mention_places(spans, [found[j] for j in kept], MENTIONS_PER_ENTITY, MAX_MENTIONS)
+    asked: list[list[tuple[int, int]]] = [[] for _ in kept]
+    for at, start, end in (place for per in places for place in per):
+        asked[at].append((start, end))
+    vectors, parts = embed_spans(
+        [text[found[j][0] - offset : found[j][1] - offset] for j in kept], asked
+    )
+    # The mentions in entity order, as `places` gives them: per sentence they come in that
+    # order too.
+    taken = [0] * len(kept)
+    rows: list[np.ndarray] = []
+    named = []
+    for per in places:
+        named.append(list(range(len(rows), len(rows) + len(per))))
+        for at, _, _ in per:
+            rows.append(parts[at][taken[at]])
+            taken[at] += 1
+    mentions = np.stack(rows) if rows else np.zeros((0, DIM), np.float32)
+    return Meant(held, pack(vectors), named, pack(mentions))
 
 
 def appended_where_meant(
     record: DocumentRecord, text: str, spans: Sequence[Sequence[int]]
-) -> tuple[list[list[int]], str]:
-    """The record's sentences and vectors with those of an appended text (spans: the
-    appended text's own, shifted by the record's length), at most MAX_SENTENCES in all; a
-    record that keeps none (indexed without them) keeps none."""
+) -> Meant:
+    """The record's `Meant` with that of an appended text (spans: the appended text's own,
+    shifted by the record's length), at most MAX_SENTENCES sentences and MAX_MENTIONS
+    mentions (MENTIONS_PER_ENTITY an entity) in all; a record that keeps none (indexed
+    without them) keeps none."""
     if not record.sentence_vectors and record.entities:
-        return [], ""
-    start = count(record.sentence_vectors)
-    if start >= MAX_SENTENCES:
-        held = record.sentences + [[]] * (len(spans) - len(record.sentences))
-        return held, record.sentence_vectors
-    new_held, packed = where_meant(text, spans, record.chars)
-    vectors = extended(record.sentence_vectors, packed, MAX_SENTENCES)
+        return NOT_MEANT
+    new = where_meant(text, spans, record.chars)
+    return Meant(
+        *_extended(record.sentences, record.sentence_vectors, new.sentences,
+                   new.sentence_vectors, MAX_SENTENCES),
+        *_extended(record.named, record.mention_vectors, new.named, new.mention_vectors,
+                   MAX_MENTIONS, MENTIONS_PER_ENTITY),
+    )  # fmt: skip
+
+
+def _extended(
+    old_held: list[list[int]],
+    old: str,
+    new_held: list[list[int]],
+    new: str,
+    at_most: int,
+    per_entity: int | None = None,
+) -> tuple[list[list[int]], str]:
+    """Vectors packed with, per entity, the indices of its own: the old followed by the new,
+    at most `at_most` in all and `per_entity` an entity."""
+    start = count(old)
+    vectors = extended(old, new, at_most)
     kept = count(vectors) - start
-    old_held = record.sentences + [[]] * (len(new_held) - len(record.sentences))
+    old_held = old_held + [[]] * (len(new_held) - len(old_held))
     held = [
-        [*before, *(start + j for j in after if j < kept)]
+        [*before, *(start + j for j in after if j < kept)][:per_entity]
         for before, after in zip(old_held, new_held, strict=True)
     ]
     return held, vectors

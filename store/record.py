@@ -16,6 +16,7 @@ import numpy as np
 from cheapqa_client.schemas import Status
 from encoder.model.state import DocumentState
 from encoder.text.meaning import meanings, unpack
+from encoder.text.roles import RoleHead
 from encoder.text.support import Evidence, entity_evidence
 from store.errors import CorruptRecord
 
@@ -68,8 +69,9 @@ def appended_hash(old_hash: str, appended: str) -> str:
 # given as candidates but never found, and the entity slots; 3 the text's length, where each
 # entity's first mentions are in it, and the words around them. A record of an older format
 # reads with those unknown (empty lists, None, 0); older code ignores the new keys. 4 adds the
-# sentences naming each entity and their vectors (encoder/text/meaning.py).
-RECORD_SCHEMA = 4
+# sentences naming each entity and their vectors (encoder/text/meaning.py); 5 the vectors of
+# each entity's first mentions as their sentences read them (encoder/text/roles.py).
+RECORD_SCHEMA = 5
 
 
 @dataclass
@@ -111,6 +113,11 @@ class DocumentRecord:
     # (encoder.text.meaning.pack); empty when unknown or not made (the `meaning` setting off).
     sentences: list[list[int]] = field(default_factory=list)
     sentence_vectors: str = ""
+    # Format 5: named[i] the indices, into mention_vectors, of @entity{i}'s first mentions in
+    # those sentences; mention_vectors their vectors packed (encoder.text.roles); empty when
+    # unknown or not made.
+    named: list[list[int]] = field(default_factory=list)
+    mention_vectors: str = ""
     # contexts as support reads them, and spans as [start, end] pairs, made once per entity a
     # request answers with (not stored)
     # (init=False: a record copied with dataclasses.replace starts with none of them, so a copy
@@ -122,6 +129,7 @@ class DocumentRecord:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _vectors: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+    _mention_rows: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     def evidence(self, slot: int) -> Evidence:
         """Entity `slot`'s kept windows as word sets with its name's words (empty when none
@@ -141,6 +149,17 @@ class DocumentRecord:
             self._vectors = unpack(self.sentence_vectors)
         held = self.sentences + [[]] * (len(self.entities) - len(self.sentences))
         return meanings(question, self._vectors, held)
+
+    def roles(self, asking: np.ndarray, head: RoleHead | None) -> list[float] | None:
+        """Per entity, how well a mention of it plays the part the question's asking word
+        asks about (encoder.text.roles); None when the record keeps no mention vectors or
+        there is no head."""
+        if not self.mention_vectors or head is None:
+            return None
+        if self._mention_rows is None:
+            self._mention_rows = unpack(self.mention_vectors)
+        held = self.named + [[]] * (len(self.entities) - len(self.named))
+        return head.scores(asking, self._mention_rows, held)
 
     def span_pairs(self, slot: int) -> list[list[int]]:
         """Entity `slot`'s mention spans as [start, end] pairs (empty when unknown), made once:
@@ -178,6 +197,8 @@ def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float
         "contexts": record.contexts,
         "sentences": record.sentences,
         "sentence_vectors": record.sentence_vectors,
+        "named": record.named,
+        "mention_vectors": record.mention_vectors,
     }
     return json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -194,7 +215,7 @@ def meta_from_json(data: bytes | str) -> DocumentRecord:
 
 
 def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
-    """Reads formats 1 to 4 (keys an older format lacks read as unknown)."""
+    """Reads formats 1 to 5 (keys an older format lacks read as unknown)."""
     entry_id = meta.get("entry_id")  # absent from records written before it existed
     slots = meta.get("entity_slots")
     return DocumentRecord(
@@ -219,6 +240,8 @@ def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
         contexts=[[str(w) for w in found] for found in meta.get("contexts", ())],
         sentences=[[int(j) for j in found] for found in meta.get("sentences", ())],
         sentence_vectors=str(meta.get("sentence_vectors", "")),
+        named=[[int(j) for j in found] for found in meta.get("named", ())],
+        mention_vectors=str(meta.get("mention_vectors", "")),
     )
 
 

@@ -10,9 +10,12 @@ the log-probability of the right answers (a softmax over each question's candida
 little L2), from the hand-set ranking's weights. Questions without a right candidate in the
 pool, or with nothing but right ones, tell the weights nothing and are left out.
 
-The weights are fitted twice: with meaning(e) (encoder.text.meaning; the stories are indexed
-with sentence vectors) and without it (`plain`, every candidate's meaning 0), for a service
-or a record without them. It prints, per mode, the accuracy of the hand-set, the plain and
+The weights are fitted twice: with meaning(e) and role(e) (encoder.text.meaning and
+encoder.text.roles; the stories are indexed with sentence and mention vectors) and without
+them (`plain`, both 0 for every candidate), for a service or a record without them. role(e)
+is the shipped head's (`cheapqa bench fit-roles`), fitted on every set: a set left out here
+was not left out of it, so the figures with it are optimistic; `cheapqa bench fit-roles`
+scores it on sets it did not see. It prints, per mode, the accuracy of the hand-set, the plain and
 the full weights, each set scored by weights fitted without it (leave one set out), and the
 AUROC of the top answer's probability (right against wrong, unanswerable questions counted
 wrong) under each. Sets written blind and
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 import tempfile
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from bench.common import parse_modes
@@ -38,6 +43,7 @@ from bench.realistic.report import auroc
 from bench.realistic.score import local_settings, served
 from bench.realistic.stories import FROZEN, SETS, Story, load_stories, set_path
 from encoder.model.modes import MODES
+from encoder.text.meaning import embed_questions, unpack
 from encoder.text.ranking import FILE, Fitted, Weights, probabilities
 from encoder.text.support import KIND_WEIGHT, RERANK_POOL
 from service.answering import (
@@ -60,6 +66,10 @@ class Candidates:
     rows: list[tuple[float, ...]]
     right: list[bool]
     answerable: bool
+    # The question's asking-word vector and each candidate's mention vectors (rows of its
+    # record's), for fitting role(e) itself (bench.realistic.roles); None and () unknown.
+    asking: np.ndarray | None = None
+    named: tuple[np.ndarray, ...] = ()
 
 
 async def _collect(
@@ -83,6 +93,17 @@ async def _collect(
                     model = models[mode]
                     prepared = prepare_queries(model, questions, record.entities)
                     meanings = question_meanings(record, questions, prepared)
+                    asking = dict(
+                        zip(
+                            [row for row, words in enumerate(prepared.in_words) if words],
+                            embed_questions(
+                                [questions[i] for i, w in zip(prepared.asked, prepared.in_words,
+                                                              strict=True) if w]
+                            )[1],
+                            strict=True,
+                        )
+                    )  # fmt: skip
+                    vectors = unpack(record.mention_vectors)
                     with torch.inference_mode():
                         Q = model.reader.encode_queries(prepared.ids)
                     ranked = rank_answers(
@@ -112,7 +133,12 @@ async def _collect(
                             meanings[row],
                         )
                         right = [story.is_right(record.entities[s], gold) for s in slots]
-                        out[mode].append(Candidates(group, rows, right, gold is not None))
+                        named = tuple(
+                            vectors[record.named[s] if s < len(record.named) else []] for s in slots
+                        )
+                        out[mode].append(
+                            Candidates(group, rows, right, gold is not None, asking.get(row), named)
+                        )
             progress(f"read {group}")
     return out, {mode: models[mode].model_id for mode in modes}
 
@@ -133,16 +159,15 @@ def collect(
 def hand_set(support_weight: float) -> Weights:
     """The hand-set ranking of a cloze sentence as weights (up to the candidates outside the
     pool, which do not change the order)."""
-    return Weights(1.0, support_weight, KIND_WEIGHT, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return Weights(1.0, support_weight, KIND_WEIGHT, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def plain(questions: Sequence[Candidates]) -> list[Candidates]:
-    """The questions with meaning(e) unknown (0 for every candidate), as a service without
-    sentence vectors ranks them."""
-    at = Weights._fields.index("meaning")
+    """The questions with meaning(e) and role(e) unknown (0 for every candidate), as a service
+    without sentence vectors ranks them."""
+    known = len(Weights._fields) - 2  # meaning and role come last
     return [
-        Candidates(q.group, [(*r[:at], 0.0, *r[at + 1 :]) for r in q.rows], q.right, q.answerable)
-        for q in questions
+        dataclasses.replace(q, rows=[(*r[:known], 0.0, 0.0) for r in q.rows]) for q in questions
     ]
 
 
@@ -247,8 +272,8 @@ def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
     fitted: dict[str, Fitted] = {}
     held: dict[str, object] = {}
     print(
-        "| mode | questions | accuracy, hand-set | fitted, plain | fitted, with meaning "
-        "| AUROC, hand-set | plain | with meaning |"
+        "| mode | questions | accuracy, hand-set | fitted, plain | fitted, with meaning and role "
+        "| AUROC, hand-set | plain | with meaning and role |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for mode, questions in found.items():
@@ -267,7 +292,7 @@ def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
             f"| {after.auroc:.3f} |"
         )
         for name, weights in (
-            ("with meaning", fitted[mode].weights),
+            ("with meaning and role", fitted[mode].weights),
             ("plain", fitted[mode].plain),
         ):
             log(

@@ -70,6 +70,32 @@ def entity_sentences(
     return kept, [[at[j] for j in found if j in at] for found in holding]
 
 
+def mention_places(
+    spans: Sequence[Sequence[int]],
+    kept: Sequence[tuple[int, int]],
+    per_entity: int,
+    at_most: int,
+) -> list[list[tuple[int, int, int]]]:
+    """Per entity, its first `per_entity` mentions that lie in a kept sentence, as (index
+    into `kept`, start, end) with the offsets the sentence's own; at most `at_most` in all,
+    the first entities' first. spans: per entity, its mentions' [start, end, ...] offsets;
+    kept: the kept sentences' [start, end), in order."""
+    starts = [s for s, _ in kept]
+    out: list[list[tuple[int, int, int]]] = []
+    left = at_most
+    for flat in spans:
+        found: list[tuple[int, int, int]] = []
+        for i in range(0, len(flat) - 1, 2):
+            if len(found) >= min(per_entity, left):
+                break
+            at = _sentence_of(starts, flat[i]) if starts else -1
+            if at >= 0 and starts[at] <= flat[i] and flat[i + 1] <= kept[at][1]:
+                found.append((at, flat[i] - starts[at], flat[i + 1] - starts[at]))
+        left -= len(found)
+        out.append(found)
+    return out
+
+
 def _sentence_of(starts: Sequence[int], offset: int) -> int:
     """The index of the sentence (by their sorted starts) that holds a character offset."""
     lo, hi = 0, len(starts)
@@ -147,23 +173,38 @@ def load() -> int:
 # Questions recur (one question asked of many documents, a client asking again): the last
 # QUESTIONS_KEPT are kept, 1.5 KB each.
 QUESTIONS_KEPT = 4096
-_questions: OrderedDict[str, np.ndarray] = OrderedDict()
+_questions: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
 
-def embed_questions(texts: Sequence[str]) -> np.ndarray:
-    """`embed`, for questions: those embedded lately are not embedded again."""
+def embed_questions(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """`embed`, for questions, with each question's `asking` vector (encoder.text.roles): those
+    embedded lately are not embedded again."""
     distinct = list(dict.fromkeys(texts))
     with _LOCK:
         found = {t: _questions[t] for t in distinct if t in _questions}
     missing = [t for t in distinct if t not in found]
-    found.update(zip(missing, embed(missing), strict=True))
+    vectors, parts = embed_spans(missing, [[asking_span(t)] for t in missing])
+    found.update((t, (v, p[0])) for t, v, p in zip(missing, vectors, parts, strict=True))
     with _LOCK:
         for text in distinct:
             _questions[text] = found[text]
             _questions.move_to_end(text)
         while len(_questions) > QUESTIONS_KEPT:
             _questions.popitem(last=False)
-    return np.stack([found[t] for t in texts]) if texts else embed([])
+    if not texts:
+        return np.zeros((0, DIM), np.float32), np.zeros((0, DIM), np.float32)
+    return np.stack([found[t][0] for t in texts]), np.stack([found[t][1] for t in texts])
+
+
+# The word that asks: its vector in the question, read beside a name's in its sentence
+# (encoder.text.roles), says which name plays the part asked about.
+_ASKING = re.compile(r"\b(?:who|whom|whose|which|what|where|when)\b", re.IGNORECASE)
+
+
+def asking_span(question: str) -> tuple[int, int]:
+    """[start, end) of the question's asking word; the whole question when it has none."""
+    found = _ASKING.search(question)
+    return (found.start(), found.end()) if found else (0, len(question))
 
 
 # Texts embedded under one hold of the model: a long document's hundreds of sentences let a
@@ -174,19 +215,62 @@ CHUNK = 16
 
 def embed(texts: Sequence[str]) -> np.ndarray:
     """The texts' unit sentence vectors, (n, DIM) float32 (blocking: call it from a thread)."""
+    return embed_spans(texts, [[] for _ in texts])[0]
+
+
+def embed_spans(
+    texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(vectors, parts): the texts' unit sentence vectors, (n, DIM) float32, and per text the
+    unit vectors of its character spans, (len(spans[i]), DIM) (the mean of the model's last
+    layer over the tokens a span overlaps: a name as its sentence reads it; 0 for a span cut
+    off with the text's end, past the model's 256 tokens). One run of the model gives both
+    (blocking: call it from a thread)."""
     # Embedded shortest first: a chunk is padded to its longest text, and sentences of like
     # length together pad least (the same vectors; a long document's in 1.4 times less time,
     # a story's 15 or so are one chunk either way: BENCHMARKS.md).
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out = np.zeros((len(texts), DIM), dtype=np.float32)
+    parts = [np.zeros((len(found), DIM), dtype=np.float32) for found in spans]
     for at in range(0, len(order), CHUNK):
         chunk = order[at : at + CHUNK]
         with _LOCK:  # one model per process; its tokenizer is not safe across threads
-            vectors = _model().encode(
-                [texts[i] for i in chunk],
-                normalize_embeddings=True,
-                batch_size=CHUNK,
-                show_progress_bar=False,
-            )
-        out[chunk] = np.asarray(vectors, dtype=np.float32)
-    return out
+            vectors, hidden, offsets = _run([texts[i] for i in chunk])
+        out[chunk] = vectors
+        for row, i in enumerate(chunk):
+            for k, (start, end) in enumerate(spans[i]):
+                inside = (
+                    (offsets[row, :, 1] > offsets[row, :, 0])
+                    & (offsets[row, :, 0] < end)
+                    & (offsets[row, :, 1] > start)
+                )
+                if inside.any():
+                    part = hidden[row, inside].mean(axis=0)
+                    parts[i][k] = part / max(float(np.linalg.norm(part)), 1e-9)
+    return out, parts
+
+
+def _run(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sentence vectors, last-layer token vectors, token character offsets) of the texts: the
+    sentence-transformers model's own steps (its tokenizer, transformer, mean pooling and
+    normalising; the vectors are its `encode`'s), with the token vectors it pools kept."""
+    import torch
+
+    model = _model()
+    encoded = model.tokenizer(
+        texts,
+        padding=True,
+        truncation=True,
+        max_length=model.max_seq_length,
+        return_tensors="pt",
+        return_offsets_mapping=True,
+    )
+    offsets = encoded.pop("offset_mapping").numpy()
+    with torch.inference_mode():
+        hidden = model[0].auto_model(**encoded).last_hidden_state
+        mask = encoded["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        vectors = torch.nn.functional.normalize(pooled, dim=-1)
+    # Padding and special tokens have empty offsets: no span takes them.
+    offsets = offsets * encoded["attention_mask"].numpy()[..., None]
+    return vectors.numpy(), hidden.numpy(), offsets

@@ -3,7 +3,7 @@ questions, per reader.
 
     score(e) = w_reader · log p_reader(e) + w_support · support(e) + w_kind · kind(e)
                + w_noun · noun(e) + w_mentions · log(1 + mentions(e)) + w_rare · rare(e)
-               + w_who_person · who_person(e) + w_meaning · meaning(e)
+               + w_who_person · who_person(e) + w_meaning · meaning(e) + w_role · role(e)
     p(e)     = softmax of score over the question's candidates (the reader's RERANK_POOL
                likeliest, less those the question names)
 
@@ -16,9 +16,11 @@ who_person(e) for a Who-question how much more e is a person's name than an orga
 (`who_person`: the person beside an organisation in "The study was led by Valeria Ortúzar of
 the Patagonian Institute"), meaning(e) the cosine between the question's sentence embedding
 and that of the sentence naming e nearest to it (encoder.text.meaning: "Who runs the
-cooperative?" near "Sabine Lorenz, its chairwoman, said ..."). The hand-set ranking of a
+cooperative?" near "Sabine Lorenz, its chairwoman, said ..."), role(e) how well a mention of
+e plays the part the question's asking word asks about (encoder.text.roles: which of a
+sentence's names rejected the offer). The hand-set ranking of a
 cloze sentence (`support_ranked` after `kind_weighted`) is this with w = (1, λ, KIND_WEIGHT,
-0, 0, 0, 0, 0), up to the candidates outside the pool.
+0, 0, 0, 0, 0, 0), up to the candidates outside the pool.
 
 The weights are fitted per reader (`cheapqa bench fit-ranking`) by maximum
 likelihood of the right answers of the hand-written story sets already scored: the readers
@@ -26,9 +28,9 @@ learnt cloze sentences from novels, and asked a person's question of a person's 
 score a wrong answer as high as a right one, so what the text says beside each answer must
 weigh more, and how often it is named less, than the hand-set weights say. They are kept
 beside the checkpoints (`ranking.json`), each with the model id it was fitted for, twice:
-with meaning(e) and without it (`plain`: for a service with the `meaning` setting off, or a
-record indexed without sentence vectors); a reader without its own (another checkpoint
-folder, a retrained reader) keeps the hand-set ranking.
+with meaning(e) and role(e) and without them (`plain`: for a service with the `meaning`
+setting off, or a record indexed without sentence vectors); a reader without its own
+(another checkpoint folder, a retrained reader) keeps the hand-set ranking.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Weights(NamedTuple):
     rare: float = 0.0
     who_person: float = 0.0
     meaning: float = 0.0
+    role: float = 0.0
 
 
 class Fitted(NamedTuple):
@@ -62,7 +65,7 @@ class Fitted(NamedTuple):
 
     model_id: str  # the checkpoint they were fitted for
     weights: Weights
-    plain: Weights  # meaning's weight 0, the others fitted without it
+    plain: Weights  # meaning's and role's weights 0, the others fitted without them
 
 
 def features(
@@ -74,7 +77,8 @@ def features(
     rare: float,
     who_person: float,
     meaning: float = 0.0,
-) -> tuple[float, float, float, float, float, float, float, float]:
+    role: float = 0.0,
+) -> tuple[float, float, float, float, float, float, float, float, float]:
     """One candidate's features, in the order of `Weights`; unknown support counts 0."""
     return (
         math.log(max(prob, MIN_PROB)),
@@ -85,15 +89,16 @@ def features(
         rare,
         who_person,
         meaning,
+        role,
     )
 
 
 def probabilities(rows: Sequence[Sequence[float]], weights: Weights) -> list[float]:
     """Candidates' `features` -> their probabilities under the weights (softmax)."""
-    a, b, c, d, e, f, g, h = weights  # unpacked: a generator over each row costs twice as much
+    a, b, c, d, e, f, g, h, i = weights  # unpacked: a generator over each row costs twice as much
     scores = [
-        a * r + b * s + c * k + d * n + e * m + f * x + g * y + h * z
-        for r, s, k, n, m, x, y, z in rows
+        a * r + b * s + c * k + d * n + e * m + f * x + g * y + h * z + i * o
+        for r, s, k, n, m, x, y, z, o in rows
     ]
     top = max(scores, default=0.0)
     raised = [math.exp(s - top) for s in scores]

@@ -44,7 +44,7 @@ from service.indexing import is_current
 from service.metrics import Metrics
 from service.readers import LoadedModel, anonymise, entity_slots, load_models
 from service.settings import Settings
-from service.support import where_meant, where_named
+from service.support import NOT_MEANT, where_meant, where_named
 from store.base import DocumentStore, readable_records
 from store.errors import StoreError
 from store.factory import open_queue, open_settings_store
@@ -304,10 +304,10 @@ class IngestWorker:
         for i, doc in enumerate(group):
             job = doc.delivery.job
             spans, contexts = where_named(doc.anon)
-            sentences, vectors = (
+            meant = (
                 await asyncio.to_thread(where_meant, job.text, spans)
                 if self.settings.meaning
-                else ([], "")
+                else NOT_MEANT
             )
             record = DocumentRecord(
                 id=job.doc_id,
@@ -326,8 +326,10 @@ class IngestWorker:
                 chars=len(job.text),
                 spans=spans,
                 contexts=contexts,
-                sentences=sentences,
-                sentence_vectors=vectors,
+                sentences=meant.sentences,
+                sentence_vectors=meant.sentence_vectors,
+                named=meant.named,
+                mention_vectors=meant.mention_vectors,
             )
             written = await self.store.put(record, expect_version=doc.expect_version)
             if not written and doc.expect_version != job.version:

@@ -107,17 +107,20 @@ def test_a_paraphrase_is_nearer_than_another_topic() -> None:
 def test_questions_asked_before_are_not_embedded_again(monkeypatch: pytest.MonkeyPatch) -> None:
     embedded: list[str] = []
 
-    def counted(texts: list[str]) -> np.ndarray:
-        embedded.extend(texts)
-        return embed(texts)
+    embed_spans = meaning.embed_spans
 
-    monkeypatch.setattr(meaning, "embed", counted)
+    def counted(texts: list[str], spans: list[list[tuple[int, int]]]) -> object:
+        embedded.extend(texts)
+        return embed_spans(texts, spans)
+
+    monkeypatch.setattr(meaning, "embed_spans", counted)
     monkeypatch.setattr(meaning, "QUESTIONS_KEPT", 2)
     monkeypatch.setattr(meaning, "_questions", meaning.OrderedDict())
     a, b, c = "Who led the musicians?", "Who hired engineers?", "Who studied in Bergen?"
-    first = embed_questions([a, b, a])
+    first, asking = embed_questions([a, b, a])
     assert embedded == [a, b] and np.array_equal(first[0], first[2])
-    again = embed_questions([b, a])
+    assert np.array_equal(asking[0], asking[2]) and not np.array_equal(asking[0], asking[1])
+    again, _ = embed_questions([b, a])
     assert embedded == [a, b] and np.array_equal(again, first[[1, 0]])
     embed_questions([c])  # two are kept: the least lately asked, b, goes
     embed_questions([a, b])
