@@ -57,8 +57,8 @@ SETS = (
     "test27",
 )
 # Written blind and kept unscored, for the next change to be scored on once: nothing is fitted
-# or tuned on them (`cheapqa bench fit-ranking` refuses them).
-FROZEN = ("test26", "test27")
+# or tuned on them (`cheapqa bench fit-ranking` and `fit-roles` refuse them).
+FROZEN = ("test27",)
 
 
 @dataclass(frozen=True)
