@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.realistic.stories import Asked, Story
 from encoder.text.meaning import (
     DIM,
     asking_span,
@@ -22,11 +23,13 @@ from encoder.text.meaning import (
     pack,
     unpack,
 )
+from encoder.text.ranking import Weights
 from encoder.text.roles import MENTIONS_PER_ENTITY, SHIPPED, RoleHead, read, shipped
 from service.settings import Settings
 from store.record import DocumentRecord, Status, meta_from_json, meta_to_json
-from tests.service.conftest import AppClient, wait_status
+from tests.service.conftest import AppClient, SettingsFactory, wait_status
 from tests.service.test_meaning import STORY
+from tests.service.test_ranking import TEXT
 
 
 def test_the_asking_word_is_found_where_it_stands() -> None:
@@ -169,3 +172,17 @@ def test_the_role_fitter_refuses_a_set_kept_unscored() -> None:
     add_arguments(parser)
     assert FROZEN[0] not in parser.parse_args([]).sets
     assert fit_roles(parser.parse_args(["--sets", f"dev,{FROZEN[0]}"]), Settings()) == 2
+
+
+def test_a_question_in_words_reads_each_candidates_role(make_settings: SettingsFactory) -> None:
+    from bench.realistic.fit import collect
+
+    story = Story(
+        "deal", TEXT, {}, [Asked("q1", "Who signed the deal for Nordvik Shipping?", "Kari Lund")]
+    )
+    found, _ = collect({"one": [story]}, make_settings(meaning=True), ["linear"])
+    (question,) = found["linear"]
+    assert question.asking is not None and len(question.named) == len(question.rows)
+    # Each candidate its own role(e), from the shipped head, in the features it is ranked by.
+    roles = [row[Weights._fields.index("role")] for row in question.rows]
+    assert all(len(v) for v in question.named) and len(set(roles)) == len(roles)
