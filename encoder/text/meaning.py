@@ -10,6 +10,10 @@ int8 vectors (`pack`); a question is embedded when it is asked. An entity's `mea
 largest cosine between the question and a sentence holding one of its kept mentions; the
 fitted ranking (encoder.text.ranking) weighs it beside word support. The model is loaded
 once per process, on first use.
+
+The run of the model that embeds a sentence also gives the vectors of words in it as the
+sentence reads them (`embed_spans`): a name's mentions, and a question's asking word, which
+encoder.text.roles compares.
 """
 
 from __future__ import annotations
@@ -171,7 +175,7 @@ def load() -> int:
 
 
 # Questions recur (one question asked of many documents, a client asking again): the last
-# QUESTIONS_KEPT are kept, 1.5 KB each.
+# QUESTIONS_KEPT are kept, 3 KB each (the question's vector and its asking word's).
 QUESTIONS_KEPT = 4096
 _questions: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
