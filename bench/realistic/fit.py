@@ -93,16 +93,9 @@ async def _collect(
                     model = models[mode]
                     prepared = prepare_queries(model, questions, record.entities)
                     meanings = question_meanings(record, questions, prepared)
-                    asking = dict(
-                        zip(
-                            [row for row, words in enumerate(prepared.in_words) if words],
-                            embed_questions(
-                                [questions[i] for i, w in zip(prepared.asked, prepared.in_words,
-                                                              strict=True) if w]
-                            )[1],
-                            strict=True,
-                        )
-                    )  # fmt: skip
+                    # The asking words' vectors, as question_meanings just embedded (and kept)
+                    # them
+                    _, asking = embed_questions([questions[i] for i in prepared.asked])
                     vectors = unpack(record.mention_vectors)
                     with torch.inference_mode():
                         Q = model.reader.encode_queries(prepared.ids)
@@ -136,8 +129,9 @@ async def _collect(
                         named = tuple(
                             vectors[record.named[s] if s < len(record.named) else []] for s in slots
                         )
+                        word = asking[row] if meanings[row] is not None else None
                         out[mode].append(
-                            Candidates(group, rows, right, gold is not None, asking.get(row), named)
+                            Candidates(group, rows, right, gold is not None, word, named)
                         )
             progress(f"read {group}")
     return out, {mode: models[mode].model_id for mode in modes}
@@ -171,29 +165,48 @@ def plain(questions: Sequence[Candidates]) -> list[Candidates]:
     ]
 
 
-def fit(questions: Sequence[Candidates], start: Weights) -> Weights:
-    """The weights that maximise the right answers' log-probability, from `start`."""
+class Padded(NamedTuple):
+    """The questions that tell the weights something (a right candidate and a wrong one),
+    padded to one (questions, candidates, features) block: a padding candidate is neither
+    right nor counted."""
+
+    told: list[Candidates]
+    X: torch.Tensor
+    real: torch.Tensor
+    right: torch.Tensor
+
+
+def padded(questions: Sequence[Candidates], dtype: torch.dtype) -> Padded:
     told = [q for q in questions if any(q.right) and not all(q.right)]
     width = max((len(q.rows) for q in told), default=1)
-    # Padded to one (questions, candidates, features) block: a padding candidate is neither
-    # right nor counted.
-    X = torch.zeros(len(told), width, len(start), dtype=torch.float64)
+    X = torch.zeros(len(told), width, len(Weights._fields), dtype=dtype)
     real = torch.zeros(len(told), width, dtype=torch.bool)
     right = torch.zeros(len(told), width, dtype=torch.bool)
     for i, q in enumerate(told):
-        X[i, : len(q.rows)] = torch.tensor(q.rows, dtype=torch.float64)
+        X[i, : len(q.rows)] = torch.tensor(q.rows, dtype=dtype)
         real[i, : len(q.rows)] = True
         right[i, : len(q.rows)] = torch.tensor(q.right)
+    return Padded(told, X, real, right)
+
+
+def surprise(scores: torch.Tensor, block: Padded) -> torch.Tensor:
+    """The mean negative log-probability of the right answers under the candidates' scores
+    (a softmax over each question's real candidates)."""
+    never = torch.tensor(float("-inf"), dtype=scores.dtype)
+    all_ = torch.logsumexp(torch.where(block.real, scores, never), dim=1)
+    good = torch.logsumexp(torch.where(block.right, scores, never), dim=1)
+    return (all_ - good).mean()
+
+
+def fit(questions: Sequence[Candidates], start: Weights) -> Weights:
+    """The weights that maximise the right answers' log-probability, from `start`."""
+    block = padded(questions, torch.float64)
     w = torch.tensor(start, dtype=torch.float64, requires_grad=True)
     optimiser = torch.optim.LBFGS([w], max_iter=200, line_search_fn="strong_wolfe")
-    never = torch.tensor(float("-inf"), dtype=torch.float64)
 
     def loss() -> torch.Tensor:
         optimiser.zero_grad()
-        scores = X @ w
-        all_ = torch.logsumexp(torch.where(real, scores, never), dim=1)
-        good = torch.logsumexp(torch.where(right, scores, never), dim=1)
-        value = (all_ - good).mean() + L2 * (w**2).sum()
+        value = surprise(block.X @ w, block) + L2 * (w**2).sum()
         value.backward()
         return value
 
@@ -250,23 +263,35 @@ def write(path: Path, fitted: dict[str, Fitted], about: dict[str, object]) -> No
     path.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
 
 
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def fitting(
+    args: argparse.Namespace, settings: Settings
+) -> tuple[Settings, dict[str, list[Story]]] | None:
+    """What a fitter reads (`add_set_arguments`'): the settings to index with (the checkpoint
+    folder asked for, sentence and mention vectors on) and the sets; None, the error said,
+    where one is kept unscored."""
+    frozen = [name for name in args.sets if name in FROZEN]
+    if frozen:
+        print(f"error: {', '.join(frozen)} is kept unscored: not fitted on", file=sys.stderr)
+        return None
+    if args.checkpoint_dir is not None:
+        settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})
+    settings = settings.model_copy(update={"meaning": True})
+    return settings, {name: load_stories(set_path(name)) for name in args.sets}
+
+
 def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
     """`cheapqa bench fit-ranking`: collect, fit per mode (with meaning(e) and without),
     print the held-out figures, write the weights (unless --dry-run)."""
     from service.readers import checkpoint_dir
 
-    frozen = [name for name in args.sets if name in FROZEN]
-    if frozen:
-        print(f"error: {', '.join(frozen)} is kept unscored: not fitted on", file=sys.stderr)
+    read = fitting(args, settings)
+    if read is None:
         return 2
-    if args.checkpoint_dir is not None:
-        settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})
-    settings = settings.model_copy(update={"meaning": True})
-    sets = {name: load_stories(set_path(name)) for name in args.sets}
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
+    settings, sets = read
     found, model_ids = collect(sets, settings, args.modes, log)
     start = hand_set(settings.support_weight)
     fitted: dict[str, Fitted] = {}
@@ -308,13 +333,18 @@ def fit_ranking(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_set_arguments(p: argparse.ArgumentParser) -> None:
+    """What every fitter takes: the sets, the checkpoint folder, --dry-run."""
     p.add_argument(
         "--sets",
         type=lambda text: [s for s in text.split(",") if s],
         default=[s for s in SETS if s not in FROZEN],
         help="story sets to fit on (default: every set already scored)",
     )
-    p.add_argument("--modes", type=parse_modes, default=list(MODES))
     p.add_argument("--checkpoint-dir", type=Path, default=None, help="<mode>.pt files")
     p.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_set_arguments(p)
+    p.add_argument("--modes", type=parse_modes, default=list(MODES))

@@ -25,8 +25,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.realistic.fit import Candidates, Scored, collect, fit, hand_set, score
-from bench.realistic.stories import FROZEN, SETS, load_stories, set_path
+from bench.realistic.fit import (
+    L2,
+    Candidates,
+    Scored,
+    add_set_arguments,
+    collect,
+    fit,
+    fitting,
+    hand_set,
+    log,
+    padded,
+    score,
+    surprise,
+)
 from encoder.text.meaning import DIM
 from encoder.text.ranking import Weights
 from encoder.text.roles import FILE, MENTIONS_PER_ENTITY, RoleHead
@@ -35,7 +47,7 @@ from service.settings import Settings
 # Chosen by six folds of the twenty-six sets (RESULTS.md): rank 16 gave no more than 8
 # (0.717 against 0.718); on U and V an L2 of 1e-4 overfit (0.642), 3e-3 fitted less (0.711).
 RANK = 8  # U and V's columns
-L2 = 1e-3
+L2_HEAD = 1e-3  # on U and V
 INIT = 0.1  # U and V start random: at 0 their product has no gradient
 STEPS = 300  # Adam's, over all questions at once
 LEARNING_RATE = 0.05
@@ -47,19 +59,13 @@ class Block:
     their asking vectors, and each candidate's mention vectors (as rows of one table)."""
 
     def __init__(self, questions: Sequence[Candidates]):
-        told = [q for q in questions if any(q.right) and not all(q.right)]
-        width = max((len(q.rows) for q in told), default=1)
-        n, features = len(told), len(Weights._fields)
-        self.X = torch.zeros(n, width, features)
-        self.real = torch.zeros(n, width, dtype=torch.bool)
-        self.right = torch.zeros(n, width, dtype=torch.bool)
+        self.padded = padded(questions, torch.float32)
+        told, X = self.padded.told, self.padded.X
+        n, width = X.shape[:2]
         self.asking = torch.zeros(n, DIM)
         self.ids = torch.zeros(n, width, MENTIONS_PER_ENTITY, dtype=torch.long)
         table = [np.zeros((1, DIM), np.float32)]  # row 0: no mention
         for i, q in enumerate(told):
-            self.X[i, : len(q.rows)] = torch.tensor(q.rows)
-            self.real[i, : len(q.rows)] = True
-            self.right[i, : len(q.rows)] = torch.tensor(q.right)
             if q.asking is None:
                 continue
             self.asking[i] = torch.from_numpy(q.asking)
@@ -69,7 +75,7 @@ class Block:
                 self.ids[i, c, :k] = torch.arange(start, start + k)
                 start += k
                 table.append(vectors[:k])
-        self.X[:, :, ROLE] = 0.0  # role(e) is the head's to give
+        X[:, :, ROLE] = 0.0  # role(e) is the head's to give
         self.mentions = torch.from_numpy(np.concatenate(table))
         self.cosines = torch.cat(
             [
@@ -89,7 +95,7 @@ class Block:
         )
         per = torch.where(self.some, per, torch.tensor(-1e9))
         role = torch.where(self.some.any(-1), per.max(-1).values, torch.zeros(()))
-        return self.X @ w + role
+        return self.padded.X @ w + role
 
 
 def fit_head(
@@ -103,17 +109,12 @@ def fit_head(
     U = (INIT * torch.randn(DIM, RANK, generator=generator)).requires_grad_()
     V = (INIT * torch.randn(DIM, RANK, generator=generator)).requires_grad_()
     optimiser = torch.optim.Adam([w, c, U, V], lr=LEARNING_RATE)
-    never = torch.tensor(-1e9)
     for _ in range(STEPS):
         optimiser.zero_grad()
-        s = block.scores(w, c, U, V)
         loss = (
-            (
-                torch.logsumexp(torch.where(block.real, s, never), 1)
-                - torch.logsumexp(torch.where(block.right, s, never), 1)
-            ).mean()
-            + 1e-3 * (w**2).sum()
-            + L2 * ((U**2).sum() + (V**2).sum())
+            surprise(block.scores(w, c, U, V), block.padded)
+            + L2 * (w**2).sum()
+            + L2_HEAD * ((U**2).sum() + (V**2).sum())
         )
         loss.backward()
         optimiser.step()
@@ -121,25 +122,24 @@ def fit_head(
     return RoleHead(float(c.detach()), U.detach().numpy(), V.detach().numpy()), weights
 
 
+def _with_role(q: Candidates, roles: Sequence[float]) -> Candidates:
+    rows = [(*r[:ROLE], x, *r[ROLE + 1 :]) for r, x in zip(q.rows, roles, strict=True)]
+    return dataclasses.replace(q, rows=rows)
+
+
 def with_roles(questions: Sequence[Candidates], head: RoleHead) -> list[Candidates]:
     """The questions with each candidate's role(e) under the head."""
-    out = []
-    for q in questions:
-        if q.asking is None:
-            out.append(q)
-            continue
-        roles = [head.scores(q.asking, v, [range(len(v))])[0] if len(v) else 0.0 for v in q.named]
-        rows = [(*r[:ROLE], x, *r[ROLE + 1 :]) for r, x in zip(q.rows, roles, strict=True)]
-        out.append(dataclasses.replace(q, rows=rows))
-    return out
+    return [
+        q
+        if q.asking is None
+        else _with_role(q, [head.scores(q.asking, v, [range(len(v))])[0] for v in q.named])
+        for q in questions
+    ]
 
 
 def no_role(questions: Sequence[Candidates]) -> list[Candidates]:
     """The questions with role(e) 0 for every candidate."""
-    return [
-        dataclasses.replace(q, rows=[(*r[:ROLE], 0.0, *r[ROLE + 1 :]) for r in q.rows])
-        for q in questions
-    ]
+    return [_with_role(q, [0.0] * len(q.rows)) for q in questions]
 
 
 def held_out(questions: Sequence[Candidates], start: Weights, folds: int) -> tuple[Scored, Scored]:
@@ -163,18 +163,10 @@ def fit_roles(args: argparse.Namespace, settings: Settings) -> int:
     """`cheapqa bench fit-roles`: collect, score by folds, fit on every set, write the head."""
     from service.readers import checkpoint_dir
 
-    frozen = [name for name in args.sets if name in FROZEN]
-    if frozen:
-        print(f"error: {', '.join(frozen)} is kept unscored: not fitted on", file=sys.stderr)
+    read = fitting(args, settings)
+    if read is None:
         return 2
-    if args.checkpoint_dir is not None:
-        settings = settings.model_copy(update={"checkpoint_dir": args.checkpoint_dir})
-    settings = settings.model_copy(update={"meaning": True})
-    sets = {name: load_stories(set_path(name)) for name in args.sets}
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
+    settings, sets = read
     found, _ = collect(sets, settings, [args.mode], log)
     questions = found[args.mode]
     start = hand_set(settings.support_weight)
@@ -198,14 +190,7 @@ def fit_roles(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--sets",
-        type=lambda text: [s for s in text.split(",") if s],
-        default=[s for s in SETS if s not in FROZEN],
-        help="story sets to fit on (default: every set already scored)",
-    )
+    add_set_arguments(p)
     p.add_argument("--mode", default="linear", help="the reader whose candidates it reads")
     p.add_argument("--folds", type=int, default=6, help="held-out folds to score (1: none)")
-    p.add_argument("--checkpoint-dir", type=Path, default=None, help="<mode>.pt files")
     p.add_argument("--out", type=Path, default=None, help=f"default: <checkpoint-dir>/{FILE}")
-    p.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")
