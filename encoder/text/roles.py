@@ -45,8 +45,8 @@ class RoleHead(NamedTuple):
         has none."""
         if not len(mentions):
             return [0.0] * len(held)
-        per = self.cosine * (mentions @ asking) + (mentions @ self.named) @ (asking @ self.asking)
-        values = per.tolist()
+        # c·(m·a) + (Vᵀm)·(Uᵀa) = m·(c·a + V Uᵀa): one product with the mentions, not two
+        values = (mentions @ (self.cosine * asking + self.named @ (asking @ self.asking))).tolist()
         return [max((values[j] for j in found), default=0.0) for found in held]
 
     def to_json(self) -> dict[str, object]:
