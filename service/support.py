@@ -109,11 +109,19 @@ def appended_where_meant(
     without them) keeps none."""
     if not record.sentence_vectors and record.entities:
         return NOT_MEANT
+    old = Meant(record.sentences, record.sentence_vectors, record.named, record.mention_vectors)
+    if count(old.sentence_vectors) >= MAX_SENTENCES and count(old.mention_vectors) >= MAX_MENTIONS:
+        # Full: the appended text's would not be kept, so it is not embedded.
+        grown = len(spans)  # the entities after the append
+        return Meant(
+            old.sentences + [[]] * (grown - len(old.sentences)), old.sentence_vectors,
+            old.named + [[]] * (grown - len(old.named)), old.mention_vectors,
+        )  # fmt: skip
     new = where_meant(text, spans, record.chars)
     return Meant(
-        *_extended(record.sentences, record.sentence_vectors, new.sentences,
-                   new.sentence_vectors, MAX_SENTENCES),
-        *_extended(record.named, record.mention_vectors, new.named, new.mention_vectors,
+        *_extended(old.sentences, old.sentence_vectors, new.sentences, new.sentence_vectors,
+                   MAX_SENTENCES),
+        *_extended(old.named, old.mention_vectors, new.named, new.mention_vectors,
                    MAX_MENTIONS, MENTIONS_PER_ENTITY),
     )  # fmt: skip
 

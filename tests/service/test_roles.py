@@ -15,6 +15,7 @@ import pytest
 from bench.realistic.stories import Asked, Story
 from encoder.text.meaning import (
     DIM,
+    MAX_SENTENCES,
     asking_span,
     embed,
     embed_questions,
@@ -24,7 +25,14 @@ from encoder.text.meaning import (
     unpack,
 )
 from encoder.text.ranking import Weights
-from encoder.text.roles import MENTIONS_PER_ENTITY, SHIPPED, RoleHead, read, shipped
+from encoder.text.roles import (
+    MAX_MENTIONS,
+    MENTIONS_PER_ENTITY,
+    SHIPPED,
+    RoleHead,
+    read,
+    shipped,
+)
 from service.settings import Settings
 from store.record import DocumentRecord, Status, meta_from_json, meta_to_json
 from tests.service.conftest import AppClient, SettingsFactory, wait_status
@@ -186,3 +194,27 @@ def test_a_question_in_words_reads_each_candidates_role(make_settings: SettingsF
     # Each candidate its own role(e), from the shipped head, in the features it is ranked by.
     roles = [row[Weights._fields.index("role")] for row in question.rows]
     assert all(len(v) for v in question.named) and len(set(roles)) == len(roles)
+
+
+def test_appending_to_a_full_record_embeds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from service import support
+
+    def never(*args: object) -> object:
+        raise AssertionError("the appended text was embedded")
+
+    full = DocumentRecord(
+        "d", "h", Status.INDEXED, entities=["Anna"], chars=10, sentences=[[0]],
+        sentence_vectors=pack(np.zeros((MAX_SENTENCES, DIM), np.float32)), named=[[0]],
+        mention_vectors=pack(np.zeros((MAX_MENTIONS, DIM), np.float32)),
+    )  # fmt: skip
+    monkeypatch.setattr(support, "where_meant", never)
+    meant = support.appended_where_meant(full, " Tom came.", [[], [11, 14]])
+    assert meant.sentences == meant.named == [[0], []]  # Tom's: none kept
+    assert meant.sentence_vectors == full.sentence_vectors
+    assert meant.mention_vectors == full.mention_vectors
+    # Room for one mention more: the text is read.
+    roomy = dataclasses.replace(
+        full, mention_vectors=pack(np.zeros((MAX_MENTIONS - 1, DIM), np.float32))
+    )
+    with pytest.raises(AssertionError, match="embedded"):
+        support.appended_where_meant(roomy, " Tom came.", [[], [11, 14]])
