@@ -191,6 +191,12 @@ def _fit_roles(args: argparse.Namespace, settings: Settings) -> int:
     return fit_roles(args, settings)
 
 
+def _fit_reading(args: argparse.Namespace, settings: Settings) -> int:
+    from bench.realistic.reading import fit_reading
+
+    return fit_reading(args, settings)
+
+
 def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data set JSONL (real text)")
     p.add_argument("--text-file", type=Path, default=None, help="plain text instead of --data")
@@ -267,6 +273,16 @@ def register(sub: Any) -> None:
 
     add_roles_arguments(s)
     s.set_defaults(handler=_fit_roles)
+
+    s = bench_sub.add_parser(
+        "fit-reading",
+        help="fit the pair reader, which reads a question beside its candidates' sentences, "
+        "on the hand-written stories already scored; write reading.pt beside the checkpoints",
+    )
+    from bench.realistic.reading import add_arguments as add_reading_arguments
+
+    add_reading_arguments(s)
+    s.set_defaults(handler=_fit_reading)
 
     s = bench_sub.add_parser(
         "meaning", help="what embedding sentences and questions costs beside the reader"

@@ -70,6 +70,11 @@ class Candidates:
     # record's), for fitting role(e) itself (bench.realistic.roles); None and () unknown.
     asking: np.ndarray | None = None
     named: tuple[np.ndarray, ...] = ()
+    # Where it is from, for reading it again (bench.realistic.reading): the story, the
+    # question and its candidates' entity slots.
+    story: str = ""
+    question: str = ""
+    slots: tuple[int, ...] = ()
 
 
 async def _collect(
@@ -77,6 +82,7 @@ async def _collect(
     settings: Settings,
     modes: Sequence[str],
     progress: Callable[[str], None],
+    spans: dict[str, list[list[int]]],
 ) -> tuple[dict[str, list[Candidates]], dict[str, str]]:
     stories = [s for group in sets.values() for s in group]
     out: dict[str, list[Candidates]] = {m: [] for m in modes}
@@ -88,6 +94,7 @@ async def _collect(
             for story in members:
                 record = await store.get(story.id)
                 assert record is not None, story.id
+                spans[story.id] = record.spans
                 questions = [a.question for a in story.questions]
                 for mode in modes:
                     model = models[mode]
@@ -131,7 +138,17 @@ async def _collect(
                         )
                         word = asking[row] if meanings[row] is not None else None
                         out[mode].append(
-                            Candidates(group, rows, right, gold is not None, word, named)
+                            Candidates(
+                                group,
+                                rows,
+                                right,
+                                gold is not None,
+                                word,
+                                named,
+                                story.id,
+                                questions[i],
+                                tuple(slots),
+                            )
                         )
             progress(f"read {group}")
     return out, {mode: models[mode].model_id for mode in modes}
@@ -142,12 +159,15 @@ def collect(
     settings: Settings,
     modes: Sequence[str],
     progress: Callable[[str], None] = lambda line: None,
+    spans: dict[str, list[list[int]]] | None = None,
 ) -> tuple[dict[str, list[Candidates]], dict[str, str]]:
     """Per mode, every question's `Candidates`, and the model id of each mode's reader; the
-    stories indexed in a temporary folder."""
+    stories indexed in a temporary folder. spans: filled with each story's entities' mention
+    spans, as its record keeps them."""
     with tempfile.TemporaryDirectory(prefix="cheapqa-fit-") as tmp:
         local = local_settings(settings, modes, Path(tmp))
-        return asyncio.run(_collect(sets, local, modes, progress))
+        found = {} if spans is None else spans
+        return asyncio.run(_collect(sets, local, modes, progress, found))
 
 
 def hand_set(support_weight: float) -> Weights:

@@ -1,0 +1,195 @@
+"""Reading a question beside a sentence: the sentence model, with a small fitted adapter, reads
+the question and a sentence naming a candidate together, and a head scores each mention of the
+candidate in it.
+
+meaning(e) and role(e) compare vectors the model made of the question and of the sentence
+apart: they cannot see that "The cooperative's lawyer, Farrukh Ismoilov" answers "Who is the
+cooperative's legal adviser?", or that in '"Low Tide", directed by Carla Santos' the director
+is not the actor named before. Read as one pair, the question's words and the sentence's
+attend to each other:
+
+    reading(e) = max over e's mentions m in its SENTENCES sentences nearest the question of
+                 SCALE · wᵀ[a; m; a ⊙ m]
+
+a: the asking word's unit vector and m the mention's, both from the adapted model's last
+layer over "[CLS] question [SEP] sentence [SEP]". The adapter is low-rank (LoRA: W + (α/r)·BA
+on every linear layer of the six, A and B of rank RANK), fitted with w and the ranking's
+weights on the hand-written story sets (`cheapqa bench fit-reading`); the base model stays
+the package's, so the file kept is the adapter, the head and the weights (`FILE`, about 0.7
+MB). Only a question's TOP likeliest candidates are read: each costs a run of the model over
+its sentences.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from encoder.text.meaning import asking_span
+
+FILE = "reading.pt"
+FORMAT = 1
+RANK = 8  # the adapter's
+ALPHA = 16.0  # its scale: α / RANK
+TOP = 8  # the candidates read, the likeliest under the ranking without reading(e)
+SENTENCES = 2  # per candidate, its sentences nearest the question (by meaning(e)'s cosine)
+MAX_TOKENS = 256  # the model's; a longer pair loses the sentence's end
+SCALE = 10.0  # the head's output, so that its first steps move the ranking
+# The linear layers of each of the model's layers that the adapter changes: all of them.
+ADAPTED = (
+    "attention.self.query",
+    "attention.self.key",
+    "attention.self.value",
+    "attention.output.dense",
+    "intermediate.dense",
+    "output.dense",
+)
+# The ranking's weights (encoder.text.ranking.Weights) and reading(e)'s: fitted together.
+N_WEIGHTS = 10
+
+
+class Adapted(nn.Module):
+    """A frozen linear layer plus a low-rank update, (α/r) · B A x; B starts at 0, so the
+    adapted model starts as the base."""
+
+    def __init__(self, base: nn.Linear, rank: int, generator: torch.Generator | None = None):
+        super().__init__()
+        self.base = base
+        self.A = nn.Parameter(
+            torch.randn(rank, base.in_features, generator=generator) / base.in_features**0.5
+        )
+        self.B = nn.Parameter(torch.zeros(base.out_features, rank))
+        self.scale = ALPHA / rank
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.base(x) + (x @ self.A.t() @ self.B.t()) * self.scale
+
+
+def _parent(root: nn.Module, dotted: str) -> tuple[nn.Module, str]:
+    *path, name = dotted.split(".")
+    for part in path:
+        root = getattr(root, part)
+    return root, name
+
+
+class Pair(NamedTuple):
+    """A question read beside one sentence: token ids, and which tokens are the asking word
+    and which the mention (1.0) or not (0.0)."""
+
+    ids: list[int]
+    asking: list[float]
+    mention: list[float]
+
+
+class PairReader(nn.Module):
+    """The adapted sentence model and the head (and the ranking's weights, fitted with it)."""
+
+    bert: Any  # a transformers BertModel
+
+    def __init__(self, bert: Any, tokenizer: Any, rank: int = RANK, seed: int = 0):
+        super().__init__()
+        self.bert = bert
+        self.tokenizer = tokenizer
+        self.rank = rank
+        for p in self.bert.parameters():
+            p.requires_grad = False
+        generator = torch.Generator().manual_seed(seed)
+        for layer in self.bert.encoder.layer:
+            for dotted in ADAPTED:
+                parent, name = _parent(layer, dotted)
+                setattr(parent, name, Adapted(getattr(parent, name), rank, generator))
+        dim = self.bert.config.hidden_size
+        self.head = nn.Linear(3 * dim, 1)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+        self.weights = nn.Parameter(torch.zeros(N_WEIGHTS))
+
+    def pair(self, question: str, sentence: str, spans: Sequence[Sequence[int]]) -> Pair | None:
+        """The question read beside a sentence, the mention being `spans` ([start, end) in
+        the sentence); None when the pair's tokens hold none of it (cut off at MAX_TOKENS)."""
+        encoded = self.tokenizer(
+            question,
+            sentence,
+            truncation="only_second",
+            max_length=MAX_TOKENS,
+            return_offsets_mapping=True,
+        )
+        segments = encoded.sequence_ids()
+        offsets = encoded["offset_mapping"]
+        qa, qb = asking_span(question)
+        asking = [
+            float(s == 0 and b > a and a < qb and b > qa)
+            for s, (a, b) in zip(segments, offsets, strict=True)
+        ]
+        if not any(asking):
+            asking = [float(s == 0) for s in segments]
+        mention = [
+            float(s == 1 and b > a and any(a < end and b > start for start, end in spans))
+            for s, (a, b) in zip(segments, offsets, strict=True)
+        ]
+        if not any(mention):
+            return None
+        return Pair(list(encoded["input_ids"]), asking, mention)
+
+    def scores(self, pairs: Sequence[Pair]) -> torch.Tensor:
+        """(len(pairs),) each pair's mention score, SCALE · wᵀ[a; m; a ⊙ m]."""
+        device = self.head.weight.device
+        if not pairs:
+            return torch.zeros(0, device=device)
+        width = max(len(p.ids) for p in pairs)
+        ids = torch.zeros(len(pairs), width, dtype=torch.long)
+        att = torch.zeros(len(pairs), width)
+        asking = torch.zeros(len(pairs), width)
+        mention = torch.zeros(len(pairs), width)
+        for i, p in enumerate(pairs):
+            n = len(p.ids)
+            ids[i, :n] = torch.tensor(p.ids)
+            att[i, :n] = 1.0
+            asking[i, :n] = torch.tensor(p.asking)
+            mention[i, :n] = torch.tensor(p.mention)
+        ids, att, asking, mention = (t.to(device) for t in (ids, att, asking, mention))
+        hidden = self.bert(input_ids=ids, attention_mask=att).last_hidden_state
+        a = nn.functional.normalize((hidden * asking[..., None]).sum(1), dim=-1)
+        m = nn.functional.normalize((hidden * mention[..., None]).sum(1), dim=-1)
+        return self.head(torch.cat([a, m, a * m], dim=-1)).squeeze(-1) * SCALE
+
+    def fitted(self) -> dict[str, torch.Tensor]:
+        """What is fitted (the adapter, the head, the weights): what the file keeps."""
+        return {k: v for k, v in self.state_dict().items() if not k.startswith("bert.") or
+                k.endswith((".A", ".B"))}  # fmt: skip
+
+
+def base_model() -> tuple[Any, Any]:
+    """A copy of the sentence model's transformer (adapting it must not change the
+    sentence vectors of meaning(e)) and its tokenizer."""
+    from encoder.text.meaning import _model
+
+    model = _model()
+    return copy.deepcopy(model[0].auto_model).float(), model.tokenizer
+
+
+def save(reader: PairReader, path: Path, about: dict[str, object]) -> None:
+    """The fitted tensors (half precision: the adapter and head are 0.7 MB so) and how."""
+    tensors = {k: v.detach().cpu().half() for k, v in reader.fitted().items()}
+    torch.save({"format": FORMAT, "rank": reader.rank, "tensors": tensors, **about}, path)
+
+
+def load(path: Path) -> PairReader:
+    """A reader from its file, on the sentence model's base (CPU, eval mode)."""
+    kept = torch.load(path, map_location="cpu", weights_only=True)
+    if kept.get("format") != FORMAT:
+        raise ValueError(f"{path}: pair reader format {kept.get('format')}, not {FORMAT}")
+    bert, tokenizer = base_model()
+    reader = PairReader(bert, tokenizer, rank=int(kept["rank"]))
+    missing = reader.load_state_dict(
+        {k: v.float() for k, v in kept["tensors"].items()}, strict=False
+    ).missing_keys
+    unfitted = [k for k in missing if not k.startswith("bert.") or k.endswith((".A", ".B"))]
+    if unfitted:
+        raise ValueError(f"{path}: missing {unfitted[:3]}")
+    return reader.eval()
