@@ -24,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -35,7 +37,7 @@ import torch
 
 from encoder.model.modes import Mode
 from encoder.model.state import DocumentState
-from encoder.text import roles
+from encoder.text import reading, roles
 from encoder.text.anonymise import prepare_question
 from encoder.text.meaning import embed_questions
 from encoder.text.questions import asks_for, to_cloze
@@ -60,7 +62,7 @@ from service.errors import BadRequest, TooLarge
 from service.held_states import HeldStates
 from service.indexing import require_current
 from service.metrics import Metrics
-from service.readers import LoadedModel, ServedModels
+from service.readers import LoadedModel, ServedModels, checkpoint_dir
 from service.schemas import AnswersIn
 from service.settings import Settings
 from store.base import DocumentStore
@@ -68,6 +70,9 @@ from store.record import DocumentRecord
 
 # States up to this many numbers are looked up on the event loop (k = 256 gives 65,536).
 INLINE_LOOKUP_MAX_NUMBERS = 65_536
+# The pair reader's reading(e) of the questions asked lately, by document version, question
+# and candidates: a question asked again costs no model run.
+READINGS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,7 @@ class Meanings(NamedTuple):
 
     meaning: list[float]
     role: list[float]
+    cosines: Sequence[float] = ()  # its cosine with each of the record's kept sentences
 
 
 def question_meanings(
@@ -212,13 +218,22 @@ def question_meanings(
     for row, vector, word in zip(wanted, vectors, asking, strict=True):
         meaning = record.meanings(vector)
         assert meaning is not None  # the record keeps sentence vectors
-        rows[row] = Meanings(meaning, record.roles(word, head) or [])
+        rows[row] = Meanings(meaning, record.roles(word, head) or [], record.cosines(vector))
     return rows
 
 
 def count(mentions: Sequence[int], slot: int) -> int:
     """How often the record says the text names entity `slot` (0 when it does not say)."""
     return mentions[slot] if slot < len(mentions) else 0
+
+
+class Reading(NamedTuple):
+    """The pair reader's second look at a question's TOP likeliest candidates
+    (encoder.text.reading): their reading(e) (None: not read) and the weights it was fitted
+    with."""
+
+    values: Callable[[int, list[int]], list[float] | None]  # (question row, slots)
+    weights: Sequence[float]
 
 
 def rank_answers(
@@ -235,6 +250,7 @@ def rank_answers(
     kinds: Sequence[str | None] = (),
     in_words: Sequence[bool] = (),
     meanings: Sequence[Meanings | None] = (),
+    read: Reading | None = None,
 ) -> RankedAnswers:
     """Lookup and scoring for one document's questions (blocking: run it in a thread), among
     all n_entities of its entities (beyond the reader's slots they share them: encoder.model.
@@ -250,7 +266,8 @@ def rank_answers(
     is no place; encoder.text.support.kind_weighted). A question asked in words (in_words, per
     question) is ranked instead by the weights fitted for the model (model.ranking:
     encoder.text.ranking), where it has them: with meanings (per question, its `Meanings`, or
-    None) the weights with meaning(e) and role(e), without them the plain ones."""
+    None) the weights with meaning(e) and role(e), without them the plain ones; with `read`,
+    the TOP likeliest of those are ranked again with their reading(e)."""
     width = max(model.max_entities, n_entities)  # beyond E when the document names more
     # The support shares are over the reader's RERANK_POOL likeliest, whatever the ranking.
     pool = min(n_entities, max(top_k, RERANK_POOL) if evidence is not None else top_k)
@@ -283,6 +300,12 @@ def rank_answers(
             )
             ranked = probabilities(rows, fitted)
             order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
+            again = None
+            if read is not None and meaning is not None:
+                again = read.values(row, [kept[i][0] for i in order[: reading.TOP]])
+            if read is not None and again is not None:
+                ranked = reading.reranked(rows, ranked, order[: reading.TOP], again, read.weights)
+                order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
         else:
             weighed = [v for _, v in kept]
             if support_weight > 0 and evidence is not None and kinds:
@@ -376,6 +399,58 @@ class AnswerService:
         self.batcher = batcher
         self.metrics = metrics
         self.states = HeldStates(store, settings.answer_states_max_bytes)
+        self._readings: OrderedDict[tuple[str, int, str, tuple[int, ...]], list[float]] = (
+            OrderedDict()
+        )
+        self._readings_lock = threading.Lock()
+
+    def _pair_reader(self) -> tuple[reading.PairReader, list[float]] | None:
+        """The pair reader and its weights, where the settings serve it (loaded with the
+        readers: service.readers)."""
+        if not (self.settings.reading and self.settings.meaning):
+            return None
+        reader = reading.loaded(checkpoint_dir(self.settings) / reading.FILE)
+        return reader, reader.weights.detach().tolist()
+
+    def _read(
+        self,
+        reader: reading.PairReader,
+        record: DocumentRecord,
+        queries: Sequence[str],
+        prepared: PreparedQueries,
+        meanings: Sequence[Meanings | None],
+        row: int,
+        slots: list[int],
+    ) -> list[float] | None:
+        """reading(e) of question `row`'s candidates `slots` (blocking: the model runs here,
+        unless they were read lately); None where the record keeps no sentences' text."""
+        meaning = meanings[row] if row < len(meanings) else None
+        texts = record.sentence_texts
+        if meaning is None or not texts or len(texts) != len(meaning.cosines):
+            return None
+        query = queries[prepared.asked[row]]
+        key = (record.id, record.version, query, tuple(slots))
+        with self._readings_lock:
+            found = self._readings.get(key)
+            if found is not None:
+                self._readings.move_to_end(key)
+                return found
+        candidates = [
+            reading.candidate_sentences(
+                record.sentences[s] if s < len(record.sentences) else [],
+                meaning.cosines,
+                texts,
+                record.sentence_starts,
+                record.spans[s] if s < len(record.spans) else [],
+            )
+            for s in slots
+        ]
+        values = reading.reading_values(reader, query, candidates)
+        with self._readings_lock:
+            self._readings[key] = values
+            while len(self._readings) > READINGS_KEPT:
+                self._readings.popitem(last=False)
+        return values
 
     def _check_request(self, body: AnswersIn) -> None:
         settings = self.settings
@@ -454,6 +529,13 @@ class AnswerService:
             and any(prepared.in_words)
         ):  # a thread hop only where a question is embedded (cloze sentences are not)
             meanings = await asyncio.to_thread(question_meanings, record, body.queries, prepared)
+        read = None
+        pair = self._pair_reader() if meanings and record.sentence_texts else None
+        if pair is not None:
+            values = functools.partial(
+                self._read, pair[0], record, body.queries, prepared, meanings
+            )
+            read = Reading(values, pair[1])
         rank = functools.partial(
             rank_answers,
             model,
@@ -469,10 +551,14 @@ class AnswerService:
             prepared.kinds,
             prepared.in_words,
             meanings,
+            read,
         )
         start = time.perf_counter()
-        if state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
-            # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
+        if read is not None or (
+            state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS
+        ):
+            # Softmax mode reads all of H (n×k): a long document would hold up the event loop;
+            # the pair reader runs the sentence model.
             ranked = await asyncio.to_thread(rank)
         else:
             # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.

@@ -543,4 +543,6 @@ def _extended(
         sentence_vectors=meant.sentence_vectors,
         named=meant.named,
         mention_vectors=meant.mention_vectors,
+        sentence_texts=meant.texts,
+        sentence_starts=meant.starts,
     )

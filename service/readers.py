@@ -17,7 +17,7 @@ from encoder.model.modes import READOUT_MODES
 from encoder.model.serving import Serving, for_serving
 from encoder.model.state import DocumentState
 from encoder.model.vocab import Vocabulary
-from encoder.text import meaning, name_kinds, ranking, roles
+from encoder.text import meaning, name_kinds, ranking, reading, roles
 from encoder.text.anonymise import AnonymisedText, anonymise_document
 from encoder.text.ranking import Weights
 from encoder.text.tokens import plain_text, plain_text_with_offsets
@@ -261,6 +261,15 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         log.info("loaded the sentence model (%d-d vectors)", meaning.load())
         head = roles.shipped()
         log.info("role(e): %s", f"the head at {roles.SHIPPED}" if head else "no head shipped")
+        if settings.reading:
+            path = checkpoint_dir(settings) / reading.FILE
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"CHEAPQA_READING is on but there is no pair reader at {path}: fit one "
+                    "with `cheapqa bench fit-reading`, or set CHEAPQA_READING=false"
+                )
+            reading.loaded(path)
+            log.info("loaded the pair reader from %s", path)
     if settings.default_mode not in models:
         if settings.default_mode not in settings.modes:  # CHEAPQA_MODES=softmax alone
             raise ValueError(

@@ -78,6 +78,14 @@ class Settings(BaseSettings):
         "(encoder/text/meaning.py; about 14 ms a sentence to index, 8 ms a question not asked "
         "lately: BENCHMARKS.md). Off: neither, and the ranking fitted without it.",
     )
+    reading: bool = Field(
+        default=False,
+        description="With meaning on, read each question asked in words beside the sentences "
+        "naming its 8 likeliest answers with the pair reader (encoder/text/reading.py, "
+        "reading.pt beside the checkpoints, fitted by `cheapqa bench fit-reading`) and rank "
+        "those again with what it reads. It runs the sentence model on those sentences for "
+        "every question not read lately (BENCHMARKS.md).",
+    )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
     torch_threads: int = Field(
         default=1,

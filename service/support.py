@@ -67,9 +67,11 @@ class Meant(NamedTuple):
     sentence_vectors: str
     named: list[list[int]]  # per entity, indices into mention_vectors
     mention_vectors: str
+    texts: list[str]  # the kept sentences' text, in sentence_vectors' order (format 6)
+    starts: list[int]  # where each starts in the document
 
 
-NOT_MEANT = Meant([], "", [], "")
+NOT_MEANT = Meant([], "", [], "", [], [])
 
 
 def where_meant(text: str, spans: Sequence[Sequence[int]], offset: int = 0) -> Meant:
@@ -83,9 +85,8 @@ def where_meant(text: str, spans: Sequence[Sequence[int]], offset: int = 0) -> M
     asked: list[list[tuple[int, int]]] = [[] for _ in kept]
     for at, start, end in (place for per in places for place in per):
         asked[at].append((start, end))
-    vectors, parts = embed_spans(
-        [text[found[j][0] - offset : found[j][1] - offset] for j in kept], asked
-    )
+    texts = [text[found[j][0] - offset : found[j][1] - offset] for j in kept]
+    vectors, parts = embed_spans(texts, asked)
     # The mentions in entity order, as `places` gives them: per sentence they come in that
     # order too.
     taken = [0] * len(kept)
@@ -97,7 +98,7 @@ def where_meant(text: str, spans: Sequence[Sequence[int]], offset: int = 0) -> M
             rows.append(parts[at][taken[at]])
             taken[at] += 1
     mentions = np.stack(rows) if rows else np.zeros((0, DIM), np.float32)
-    return Meant(held, pack(vectors), named, pack(mentions))
+    return Meant(held, pack(vectors), named, pack(mentions), texts, [found[j][0] for j in kept])
 
 
 def appended_where_meant(
@@ -109,20 +110,33 @@ def appended_where_meant(
     without them) keeps none."""
     if not record.sentence_vectors and record.entities:
         return NOT_MEANT
-    old = Meant(record.sentences, record.sentence_vectors, record.named, record.mention_vectors)
+    # A record indexed before format 6 keeps no sentences' text: it gets none (its vectors
+    # and the texts would not line up).
+    has_texts = len(record.sentence_texts) == count(record.sentence_vectors)
+    old = Meant(
+        record.sentences, record.sentence_vectors, record.named, record.mention_vectors,
+        record.sentence_texts if has_texts else [], record.sentence_starts if has_texts else [],
+    )  # fmt: skip
     if count(old.sentence_vectors) >= MAX_SENTENCES and count(old.mention_vectors) >= MAX_MENTIONS:
         # Full: the appended text's would not be kept, so it is not embedded.
         grown = len(spans)  # the entities after the append
         return Meant(
             old.sentences + [[]] * (grown - len(old.sentences)), old.sentence_vectors,
             old.named + [[]] * (grown - len(old.named)), old.mention_vectors,
+            old.texts, old.starts,
         )  # fmt: skip
     new = where_meant(text, spans, record.chars)
+    sentences, vectors = _extended(
+        old.sentences, old.sentence_vectors, new.sentences, new.sentence_vectors, MAX_SENTENCES
+    )
+    kept = count(vectors) - count(old.sentence_vectors)
+    texts, starts = ((old.texts + new.texts[:kept], old.starts + new.starts[:kept])
+                     if has_texts else ([], []))  # fmt: skip
     return Meant(
-        *_extended(old.sentences, old.sentence_vectors, new.sentences, new.sentence_vectors,
-                   MAX_SENTENCES),
+        sentences, vectors,
         *_extended(old.named, old.mention_vectors, new.named, new.mention_vectors,
                    MAX_MENTIONS, MENTIONS_PER_ENTITY),
+        texts, starts,
     )  # fmt: skip
 
 

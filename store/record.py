@@ -70,8 +70,9 @@ def appended_hash(old_hash: str, appended: str) -> str:
 # entity's first mentions are in it, and the words around them. A record of an older format
 # reads with those unknown (empty lists, None, 0); older code ignores the new keys. 4 adds the
 # sentences naming each entity and their vectors (encoder/text/meaning.py); 5 the vectors of
-# each entity's first mentions as their sentences read them (encoder/text/roles.py).
-RECORD_SCHEMA = 5
+# each entity's first mentions as their sentences read them (encoder/text/roles.py); 6 those
+# sentences' text and where each starts (encoder/text/reading.py).
+RECORD_SCHEMA = 6
 
 
 @dataclass
@@ -118,6 +119,11 @@ class DocumentRecord:
     # unknown or not made.
     named: list[list[int]] = field(default_factory=list)
     mention_vectors: str = ""
+    # Format 6: the kept sentences' text (sentence_texts[j] is row j of sentence_vectors) and
+    # where each starts in the text, for reading a question beside them (encoder.text.reading);
+    # empty when unknown or not made.
+    sentence_texts: list[str] = field(default_factory=list)
+    sentence_starts: list[int] = field(default_factory=list)
     # contexts as support reads them, and spans as [start, end] pairs, made once per entity a
     # request answers with (not stored)
     # (init=False: a record copied with dataclasses.replace starts with none of them, so a copy
@@ -149,6 +155,14 @@ class DocumentRecord:
             self._vectors = unpack(self.sentence_vectors)
         held = self.sentences + [[]] * (len(self.entities) - len(self.sentences))
         return meanings(question, self._vectors, held)
+
+    def cosines(self, question: np.ndarray) -> list[float]:
+        """The question's cosine with each kept sentence (empty when none is kept)."""
+        if not self.sentence_vectors:
+            return []
+        if self._vectors is None:
+            self._vectors = unpack(self.sentence_vectors)
+        return (self._vectors @ question).tolist()
 
     def roles(self, asking: np.ndarray, head: RoleHead | None) -> list[float] | None:
         """Per entity, how well a mention of it plays the part the question's asking word
@@ -199,6 +213,8 @@ def meta_to_json(record: DocumentRecord, state_bytes: dict[str, int], now: float
         "sentence_vectors": record.sentence_vectors,
         "named": record.named,
         "mention_vectors": record.mention_vectors,
+        "sentence_texts": record.sentence_texts,
+        "sentence_starts": record.sentence_starts,
     }
     return json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -215,7 +231,7 @@ def meta_from_json(data: bytes | str) -> DocumentRecord:
 
 
 def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
-    """Reads formats 1 to 5 (keys an older format lacks read as unknown)."""
+    """Reads formats 1 to 6 (keys an older format lacks read as unknown)."""
     entry_id = meta.get("entry_id")  # absent from records written before it existed
     slots = meta.get("entity_slots")
     return DocumentRecord(
@@ -242,6 +258,8 @@ def _meta_from_dict(meta: dict[str, Any]) -> DocumentRecord:
         sentence_vectors=str(meta.get("sentence_vectors", "")),
         named=[[int(j) for j in found] for found in meta.get("named", ())],
         mention_vectors=str(meta.get("mention_vectors", "")),
+        sentence_texts=[str(t) for t in meta.get("sentence_texts", ())],
+        sentence_starts=[int(a) for a in meta.get("sentence_starts", ())],
     )
 
 

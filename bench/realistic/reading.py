@@ -6,8 +6,8 @@ say what it is worth on sets it did not see.
 
 Each story is indexed by the service (as `cheapqa bench fit-ranking` does) and each question's
 TOP likeliest candidates under the shipped linear ranking kept, with their features and, per
-candidate, its SENTENCES sentences nearest the question (by the sentence model's cosine, as
-meaning(e) finds them) and where it is named in each. Those questions are written to
+candidate, its sentences nearest the question (`candidate_sentences`, as the service picks
+them) and where it is named in each. Those questions are written to
 `--questions` (a JSON file; given an existing one, it is read instead): the fit
 (encoder.training.reading) needs only torch and the sentence model, so the file can be
 carried to a machine with a GPU and fitted there with `--device cuda`.
@@ -32,7 +32,7 @@ from bench.realistic.stories import Story
 from encoder.text.meaning import _sentence_of, embed, embed_questions, sentence_spans
 from encoder.text.ranking import probabilities
 from encoder.text.ranking import read as read_ranking
-from encoder.text.reading import FILE, SENTENCES, TOP, save
+from encoder.text.reading import FILE, TOP, candidate_sentences, save
 from encoder.training.reading import (
     Answered,
     Question,
@@ -47,23 +47,6 @@ from service.settings import Settings as ServiceSettings
 MODE = "linear"  # the reader whose candidates are read: the ranking fits each reader's after
 
 
-def _places(text: str, spans: Sequence[Sequence[int]]) -> tuple[list[str], list[dict[int, list]]]:
-    """The text's sentences, and per entity, per sentence naming it, its mentions' [start,
-    end) in that sentence."""
-    found = sentence_spans(text)
-    starts = [a for a, _ in found]
-    per_entity: list[dict[int, list]] = []
-    for flat in spans:
-        held: dict[int, list] = {}
-        for i in range(0, len(flat) - 1, 2):
-            j = _sentence_of(starts, flat[i])
-            a, b = found[j]
-            if a <= flat[i] and flat[i + 1] <= b:
-                held.setdefault(j, []).append([flat[i] - a, flat[i + 1] - a])
-        per_entity.append(held)
-    return [text[a:b] for a, b in found], per_entity
-
-
 def questions_to_read(
     found: Sequence[Candidates],
     stories: dict[str, Story],
@@ -74,7 +57,14 @@ def questions_to_read(
     out = []
     for story_id in dict.fromkeys(q.story for q in found):
         asked = [q for q in found if q.story == story_id]
-        sentences, named = _places(stories[story_id].text, spans[story_id])
+        text = stories[story_id].text
+        bounds = sentence_spans(text)
+        sentences = [text[a:b] for a, b in bounds]
+        starts = [a for a, _ in bounds]
+        named = [
+            sorted({_sentence_of(starts, flat[i]) for i in range(0, len(flat) - 1, 2)})
+            for flat in spans[story_id]
+        ]
         vectors = embed(sentences)
         questions, _ = embed_questions([q.question for q in asked])
         for q, vector in zip(asked, questions, strict=True):
@@ -83,12 +73,15 @@ def questions_to_read(
                 continue
             p = probabilities(q.rows, weights)  # type: ignore[arg-type]
             top = sorted(range(len(p)), key=lambda i: -p[i])[:TOP]
-            cos = vectors @ vector
-            read = []
-            for i in top:
-                held = named[q.slots[i]] if q.slots[i] < len(named) else {}
-                near = sorted(held, key=lambda j: -cos[j])[:SENTENCES]
-                read.append([(sentences[j], held[j]) for j in near])
+            cos = (vectors @ vector).tolist()
+            read = [
+                candidate_sentences(
+                    named[q.slots[i]] if q.slots[i] < len(named) else [],
+                    cos, sentences, starts,
+                    spans[story_id][q.slots[i]] if q.slots[i] < len(named) else [],
+                )
+                for i in top
+            ]  # fmt: skip
             out.append(
                 Question(
                     q.group,

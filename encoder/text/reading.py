@@ -23,7 +23,10 @@ its sentences.
 from __future__ import annotations
 
 import copy
+import math
+import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -193,3 +196,81 @@ def load(path: Path) -> PairReader:
     if unfitted:
         raise ValueError(f"{path}: missing {unfitted[:3]}")
     return reader.eval()
+
+
+def candidate_sentences(
+    held: Sequence[int],
+    cosines: Sequence[float],
+    texts: Sequence[str],
+    starts: Sequence[int],
+    spans: Sequence[int],
+) -> list[tuple[str, list[list[int]]]]:
+    """A candidate's SENTENCES sentences nearest the question, each with the candidate's
+    mentions in it as the sentence's own [start, end). held: the indices of the sentences
+    naming it (into texts, starts and cosines: the question's cosine with each); spans: its
+    mentions' [start, end, start, end, ...] in the text."""
+    out = []
+    for j in sorted(held, key=lambda j: -cosines[j])[:SENTENCES]:
+        a, b = starts[j], starts[j] + len(texts[j])
+        inside = [
+            [spans[i] - a, spans[i + 1] - a]
+            for i in range(0, len(spans) - 1, 2)
+            if a <= spans[i] and spans[i + 1] <= b
+        ]
+        if inside:
+            out.append((texts[j], inside))
+    return out
+
+
+def reranked(
+    rows: Sequence[Sequence[float]],
+    probabilities: Sequence[float],
+    top: Sequence[int],
+    values: Sequence[float],
+    weights: Sequence[float],
+) -> list[float]:
+    """The candidates' probabilities with the `top` ones' share given out again by softmax of
+    w · features + w_reading · reading(e) (values: their reading(e)); the others' unchanged."""
+    scores = [
+        sum(w * x for w, x in zip(weights[:-1], rows[i], strict=True)) + weights[-1] * v
+        for i, v in zip(top, values, strict=True)
+    ]
+    high = max(scores, default=0.0)
+    raised = [math.exp(x - high) for x in scores]
+    mass = sum(probabilities[i] for i in top) / sum(raised)
+    out = list(probabilities)
+    for i, r in zip(top, raised, strict=True):
+        out[i] = mass * r
+    return out
+
+
+# One reader per process; its tokenizer (the sentence model's) is not safe across threads.
+_LOCK = threading.Lock()
+
+
+def reading_values(
+    reader: PairReader, question: str, candidates: Sequence[Sequence[tuple[str, list[list[int]]]]]
+) -> list[float]:
+    """Per candidate (its `candidate_sentences`), reading(e): its mentions' best score, 0
+    where none is read (blocking: the model runs here)."""
+    pairs: list[Pair] = []
+    owner: list[int] = []
+    with _LOCK:
+        for k, per in enumerate(candidates):
+            for text, spans in per:
+                found = reader.pair(question, text, spans)
+                if found is not None:
+                    pairs.append(found)
+                    owner.append(k)
+        with torch.inference_mode():
+            scores = reader.scores(pairs).tolist()
+    best = [float("-inf")] * len(candidates)
+    for k, value in zip(owner, scores, strict=True):
+        best[k] = max(best[k], value)
+    return [0.0 if math.isinf(b) else b for b in best]
+
+
+@lru_cache(maxsize=2)
+def loaded(path: Path) -> PairReader:
+    """The reader kept at `path`, loaded once per process."""
+    return load(path)

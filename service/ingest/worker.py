@@ -330,6 +330,8 @@ class IngestWorker:
                 sentence_vectors=meant.sentence_vectors,
                 named=meant.named,
                 mention_vectors=meant.mention_vectors,
+                sentence_texts=meant.texts,
+                sentence_starts=meant.starts,
             )
             written = await self.store.put(record, expect_version=doc.expect_version)
             if not written and doc.expect_version != job.version:

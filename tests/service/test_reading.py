@@ -4,8 +4,12 @@ fitter reads (bench.realistic.reading)."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -13,24 +17,36 @@ import encoder.training.reading as training
 from bench.realistic.fit import Candidates
 from bench.realistic.reading import questions_to_read
 from bench.realistic.stories import Asked, Story
+from encoder.model.checkpoint import load_checkpoint
+from encoder.text.meaning import count, pack
 from encoder.text.reading import (
+    FILE,
     MAX_TOKENS,
     N_WEIGHTS,
     SENTENCES,
     TOP,
     PairReader,
     base_model,
+    candidate_sentences,
     load,
+    reranked,
     save,
 )
 from encoder.training.reading import (
     Question,
-    Settings,
     answer,
     fit,
     read_questions,
     write_questions,
 )
+from encoder.training.reading import (
+    Settings as FitSettings,
+)
+from service.settings import Settings
+from store.record import DocumentRecord, Status, meta_from_json, meta_to_json
+from tests.service.conftest import AppClient, wait_status
+from tests.service.test_meaning import STORY
+from tests.service.test_ranking import MOST_NAMED, TEXT, _checkpoints_with_ranking
 
 QUESTION = "Who directed the film?"
 SENTENCE = 'The actor Ramon Dizon starred in "Low Tide", directed by Carla Santos.'
@@ -121,7 +137,7 @@ def test_the_fit_learns_what_only_the_pair_says(
     start = [0.0] * (N_WEIGHTS - 1)
     untrained = answer(_reader(), questions)
     assert all(not a.right or a.probability == pytest.approx(0.5) for a in untrained)
-    settings = Settings(epochs=40, learning_rate=5e-3)
+    settings = FitSettings(epochs=40, learning_rate=5e-3)
     lines: list[str] = []
     state = tmp_path / "fit.pt"
     reader = fit(questions, start, settings, state=state, progress=lines.append)
@@ -176,7 +192,13 @@ def test_the_fitter_reads_each_question_s_likeliest_candidates_in_their_nearest_
             slots=(0, 1, 2),
         )
     ]
-    (q,) = questions_to_read(found, {"s1": story}, {"s1": spans}, weights)
+    # A second story, asked the same: each question is read in its own story.
+    other = Story("s2", text.replace("Cebu", "Iloilo"), {}, story.questions)
+    found.append(dataclasses.replace(found[0], story="s2"))
+    q, q2 = questions_to_read(
+        found, {"s1": story, "s2": other}, {"s1": spans, "s2": spans}, weights
+    )
+    assert q2.sentences[0] == [("Ramon Dizon was born in Iloilo.", [[24, 28]])]
     assert len(q.rows) == min(TOP, 3) and q.right == [False, True, False]
     # The likeliest first: Cebu (named in one sentence), Carla Santos, Ramon Dizon.
     assert q.sentences[0] == [("Ramon Dizon was born in Cebu.", [[24, 28]])]
@@ -191,3 +213,116 @@ def test_the_fitter_reads_each_question_s_likeliest_candidates_in_their_nearest_
         "Ramon Dizon won the prize for best actor.",
         "Ramon Dizon was born in Cebu.",
     }
+
+
+def test_the_top_candidates_share_is_given_out_again_by_what_is_read() -> None:
+    rows = [[0.0, 1.0], [0.0, 1.0], [0.0, 0.0]]
+    probabilities = [0.4, 0.4, 0.2]
+    # Equal features: reading(e) alone decides between the two read, their 0.8 kept.
+    again = reranked(rows, probabilities, [0, 1], [0.0, math.log(3.0)], [0.0, 1.0, 1.0])
+    assert again == pytest.approx([0.2, 0.6, 0.2])
+
+
+def test_a_candidates_sentences_are_its_nearest_with_its_mentions_in_each() -> None:
+    texts = ["Anna met Tom.", "Tom left.", "Anna and Tom sang; Tom played."]
+    starts = [0, 14, 24]
+    tom = [9, 12, 14, 17, 33, 36, 42, 45]
+    found = candidate_sentences([0, 1, 2], [0.1, 0.5, 0.9], texts, starts, tom)
+    assert found == [(texts[2], [[9, 12], [18, 21]]), (texts[1], [[0, 3]])]
+    assert len(found) == SENTENCES
+    assert candidate_sentences([], [0.1], texts, starts, tom) == []
+
+
+def test_a_format_6_record_keeps_its_sentences_text() -> None:
+    record = DocumentRecord(
+        "d", "h", Status.INDEXED, tokens=3, sentence_texts=["Anna came."], sentence_starts=[5]
+    )
+    back = meta_from_json(meta_to_json(record, {}, 1.0))
+    assert (back.sentence_texts, back.sentence_starts) == (["Anna came."], [5])
+    older = meta_from_json(meta_to_json(DocumentRecord("d", "h", Status.INDEXED), {}, 1.0))
+    assert (older.sentence_texts, older.sentence_starts) == ([], [])
+
+
+async def test_indexing_and_appending_keep_the_sentences_text(app_client: AppClient) -> None:
+    async with app_client(modes=["linear"]) as client:
+        await client.post("/v1/documents", json={"id": "d", "text": STORY})
+        await wait_status(client, "d", "indexed")
+        store = client.app.state.indexing.store  # type: ignore[attr-defined]
+        record = await store.get("d", modes=())
+        assert len(record.sentence_texts) == count(record.sentence_vectors) > 1
+        for text, start in zip(record.sentence_texts, record.sentence_starts, strict=True):
+            assert STORY[start : start + len(text)] == text
+        more = " Maja Berg joined Kari Lund in Bergen."
+        response = await client.post("/v1/documents/d/text", json={"text": more})
+        assert response.status_code == 200, response.text
+        after = await store.get("d", modes=())
+        # The appended text's sentence, where it stands in the text as posted and appended.
+        assert after.sentence_texts == [*record.sentence_texts, more]
+        for text, start in zip(after.sentence_texts, after.sentence_starts, strict=True):
+            assert (STORY + more)[start : start + len(text)] == text
+
+
+def test_appending_to_a_record_without_sentences_text_keeps_none() -> None:
+    from service import support
+
+    vectors = pack(np.eye(1, 384, dtype=np.float32))
+    old = DocumentRecord(
+        "d", "h", Status.INDEXED, tokens=2, entities=["Anna"], chars=10,
+        sentences=[[0]], sentence_vectors=vectors,
+    )  # fmt: skip
+    meant = support.appended_where_meant(old, " Tom came.", [[], [11, 14]])
+    assert count(meant.sentence_vectors) == 2 and (meant.texts, meant.starts) == ([], [])
+
+
+def _folder_with_reader(checkpoint_dir: Path, target: Path, weights: list[float]) -> Path:
+    linear_id = load_checkpoint(checkpoint_dir / "linear.pt").model_id
+    folder = _checkpoints_with_ranking(checkpoint_dir, target, "linear", linear_id)
+    reader = _reader()
+    with torch.no_grad():
+        reader.weights.copy_(torch.tensor(weights))
+    save(reader, folder / FILE, {"fitted_on": ["test"]})
+    return folder
+
+
+async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads(
+    app_client: AppClient,
+    checkpoint_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import encoder.text.reading as reading
+
+    # The ranking's weights count how often a name is named (Halden Group first); reading(e)
+    # weighs 1.
+    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
+    calls: list[str] = []
+
+    def read_kari(reader: Any, question: str, candidates: Any) -> list[float]:
+        calls.append(question)
+        return [
+            20.0 if any(text[a:b] == "Kari Lund" for text, spans in per for a, b in spans) else 0.0
+            for per in candidates
+        ]
+
+    monkeypatch.setattr(reading, "reading_values", read_kari)
+    question = {"queries": ["Who signed the deal for Nordvik Shipping?"], "top_k": 5}
+    for on in (False, True):
+        async with app_client(modes=["linear"], checkpoint_dir=folder, reading=on) as client:
+            await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
+            await wait_status(client, "deal", "indexed")
+            for _ in range(2):
+                response = await client.post("/v1/documents/deal/answers", json=question)
+                assert response.status_code == 200, response.text
+                answers = response.json()["results"][0]["answers"]
+                assert answers[0]["entity"] == ("Kari Lund" if on else "Halden Group")
+                scores = [a["score"] for a in answers]
+                assert scores == sorted(scores, reverse=True) and sum(scores) <= 1 + 1e-9
+    # Read once with reading on: the question asked again was read from what was kept.
+    assert calls == [question["queries"][0]]
+
+
+def test_serving_the_pair_reader_needs_its_file(checkpoint_dir: Path, tmp_path: Path) -> None:
+    from service.readers import load_models
+
+    with pytest.raises(FileNotFoundError, match="fit-reading"):
+        load_models(Settings(checkpoint_dir=checkpoint_dir, modes=["linear"], reading=True))
