@@ -11,6 +11,8 @@ call, `bench.lookup.median_seconds`):
           scoring, support and the fitted ranking) against `question_meanings` (the
           questions embedded, each entity's nearest sentence), for questions new to the
           process and asked before (kept embedded); the same for one question
+          and, where a pair reader is fitted (reading.pt), `rank_answers` with it reading
+          each question's likeliest candidates (no reading kept from before)
   bytes   the linear state (float16, encoded as stored) against the packed sentence vectors
 and, for a long document, the set's stories joined into one text: its indexing both ways, and
 its sentences embedded per sentence (of like length together, where a story's are one chunk).
@@ -27,16 +29,18 @@ import torch
 
 from bench.lookup import median_seconds
 from bench.realistic.stories import Story, load_stories, set_path
-from encoder.text import meaning
+from encoder.text import meaning, reading
 from encoder.text.meaning import DIM
 from service.answering import (
     Meanings,
     PreparedQueries,
+    Reading,
+    pair_reading,
     prepare_queries,
     question_meanings,
     rank_answers,
 )
-from service.readers import LoadedModel, anonymise, load_models
+from service.readers import LoadedModel, anonymise, checkpoint_dir, load_models
 from service.settings import SUPPORT_WEIGHT, Settings
 from service.support import where_meant, where_named
 from store.codec import encode_state
@@ -54,9 +58,14 @@ def _afresh(call: Callable[[], object]) -> object:
 
 
 def _story(
-    model: LoadedModel, story: Story, rounds: int, add: Callable[[str, float], None]
+    model: LoadedModel,
+    story: Story,
+    rounds: int,
+    add: Callable[[str, float], None],
+    pair: tuple[reading.PairReader, list[float]] | None,
 ) -> None:
-    """Times one story's indexing and asking, both ways."""
+    """Times one story's indexing and asking, both ways (and with the pair reader, where
+    one is fitted)."""
     anon = anonymise(story.text)
     spans, contexts = where_named(anon)
     add("index: linear reader, µs a story", _median_us(partial(model.read, [anon.tokens]), rounds))
@@ -73,7 +82,8 @@ def _story(
     record = DocumentRecord(
         story.id, "-", Status.INDEXED, entities=anon.entities, mentions=anon.mentions,
         contexts=contexts, sentences=made.sentences, sentence_vectors=made.sentence_vectors,
-        named=made.named, mention_vectors=made.mention_vectors,
+        named=made.named, mention_vectors=made.mention_vectors, sentence_texts=made.texts,
+        sentence_starts=made.starts,
     )  # fmt: skip
     questions = [a.question for a in story.questions]
     for label, asked in (("1 question", questions[:1]), ("a request", questions)):
@@ -86,15 +96,32 @@ def _story(
             prepared: PreparedQueries = prepared,
             Q: torch.Tensor = Q,
             meanings: list[Meanings | None] = meanings,
+            read: Reading | None = None,
         ) -> object:
             record._evidence.clear()  # as a request reads them, afresh
             return rank_answers(
                 model, state, Q, len(record.entities), 5, record.mentions, prepared.named,
                 record.evidence, prepared.terms, SUPPORT_WEIGHT, prepared.kinds,
-                prepared.in_words, meanings,
+                prepared.in_words, meanings, read,
             )  # fmt: skip
 
         add(f"ask, {label}: rank_answers, µs", _median_us(ranked, rounds))
+        if pair is not None:
+            reader, weights = pair
+
+            def values(
+                row: int,
+                slots: list[int],
+                asked: list[str] = asked,
+                prepared: PreparedQueries = prepared,
+                meanings: list[Meanings | None] = meanings,
+                reader: reading.PairReader = reader,
+            ) -> list[float] | None:
+                query = asked[prepared.asked[row]]
+                return pair_reading(reader, record, query, meanings[row], slots)
+
+            reread = partial(ranked, read=Reading(values, weights))
+            add(f"ask, {label}: rank_answers with the pair reader, µs", _median_us(reread, rounds))
         asking = partial(question_meanings, record, asked, prepared)
         add(f"ask, {label}: question_meanings, µs", _median_us(partial(_afresh, asking), rounds))
         add(f"ask, {label}: question_meanings, asked before, µs", _median_us(asking, rounds))
@@ -115,13 +142,24 @@ def _long(model: LoadedModel, text: str, rounds: int) -> dict[str, float]:
     }
 
 
+def _add(rows: dict[str, list[float]], key: str, value: float) -> None:
+    rows.setdefault(key, []).append(value)
+
+
 def run(name: str, rounds: int) -> dict[str, float]:
     """The figures' medians over the set's stories, then the long document's."""
-    model = load_models(Settings(modes=["linear"], meaning=True))["linear"]
+    settings = Settings(modes=["linear"], meaning=True)
+    model = load_models(settings)["linear"]
+    path = checkpoint_dir(settings) / reading.FILE
+    pair = None
+    if path.is_file():
+        reader = reading.loaded(path)
+        pair = reader, reader.weights.detach().tolist()
     rows: dict[str, list[float]] = {}
     stories = load_stories(set_path(name))
     for story in stories:
-        _story(model, story, rounds, lambda key, value: rows.setdefault(key, []).append(value))
+        add = partial(_add, rows)
+        _story(model, story, rounds, add, pair)
     figures = {key: statistics.median(values) for key, values in rows.items()}
     long_rounds = max(1, rounds // 2)  # a second or more a call
     return figures | _long(model, "\n\n".join(s.text for s in stories), long_rounds)
@@ -143,6 +181,10 @@ def main(args: argparse.Namespace) -> int:
         ratio = figures[f"ask, {label}: question_meanings, µs"]
         ratio /= figures[f"ask, {label}: rank_answers, µs"]
         print(f"| ask, {label}: meanings / rank_answers | {ratio:.1f}× |")
+        with_reader = figures.get(f"ask, {label}: rank_answers with the pair reader, µs")
+        if with_reader is not None:
+            ratio = with_reader / figures[f"ask, {label}: rank_answers, µs"]
+            print(f"| ask, {label}: with the pair reader / rank_answers | {ratio:.1f}× |")
     return 0
 
 

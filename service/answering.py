@@ -227,6 +227,32 @@ def count(mentions: Sequence[int], slot: int) -> int:
     return mentions[slot] if slot < len(mentions) else 0
 
 
+def pair_reading(
+    reader: reading.PairReader,
+    record: DocumentRecord,
+    query: str,
+    meaning: Meanings | None,
+    slots: Sequence[int],
+) -> list[float] | None:
+    """reading(e) of a question's candidates (entity slots), each read beside its sentences
+    nearest the question (blocking: the model runs here); None where the record keeps no
+    sentences' text or the question no cosines with them."""
+    texts = record.sentence_texts
+    if meaning is None or not texts or len(texts) != len(meaning.cosines):
+        return None
+    candidates = [
+        reading.candidate_sentences(
+            record.sentences[s] if s < len(record.sentences) else [],
+            meaning.cosines,
+            texts,
+            record.sentence_starts,
+            record.spans[s] if s < len(record.spans) else [],
+        )
+        for s in slots
+    ]
+    return reading.reading_values(reader, query, candidates)
+
+
 class Reading(NamedTuple):
     """The pair reader's second look at a question's TOP likeliest candidates
     (encoder.text.reading): their reading(e) (None: not read) and the weights it was fitted
@@ -425,9 +451,6 @@ class AnswerService:
         """reading(e) of question `row`'s candidates `slots` (blocking: the model runs here,
         unless they were read lately); None where the record keeps no sentences' text."""
         meaning = meanings[row] if row < len(meanings) else None
-        texts = record.sentence_texts
-        if meaning is None or not texts or len(texts) != len(meaning.cosines):
-            return None
         query = queries[prepared.asked[row]]
         key = (record.id, record.version, query, tuple(slots))
         with self._readings_lock:
@@ -435,17 +458,9 @@ class AnswerService:
             if found is not None:
                 self._readings.move_to_end(key)
                 return found
-        candidates = [
-            reading.candidate_sentences(
-                record.sentences[s] if s < len(record.sentences) else [],
-                meaning.cosines,
-                texts,
-                record.sentence_starts,
-                record.spans[s] if s < len(record.spans) else [],
-            )
-            for s in slots
-        ]
-        values = reading.reading_values(reader, query, candidates)
+        values = pair_reading(reader, record, query, meaning, slots)
+        if values is None:
+            return None
         with self._readings_lock:
             self._readings[key] = values
             while len(self._readings) > READINGS_KEPT:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,22 @@ def test_the_meaning_bench_prints_each_figure_of_a_set(
     # A story of 300-450 words keeps its sentences that name someone: some, not hundreds.
     kept = next(line for line in table.splitlines() if "sentences kept" in line)
     assert 5 <= int(kept.split("|")[2].replace(",", "")) <= 40
+
+
+def test_the_meaning_bench_times_the_pair_reader_where_one_is_fitted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from encoder.text.reading import FILE, PairReader, base_model, save
+    from service.readers import checkpoint_dir
+    from service.settings import Settings
+
+    folder = tmp_path / "checkpoints"
+    shutil.copytree(checkpoint_dir(Settings()), folder)
+    save(PairReader(*base_model()), folder / FILE, {})
+    monkeypatch.setenv("CHEAPQA_CHECKPOINT_DIR", str(folder))
+    one = tmp_path / "one.jsonl"
+    one.write_text(set_path("dev").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    assert main(argparse.Namespace(set=str(one), rounds=1)) == 0
+    table = capsys.readouterr().out
+    assert "| ask, 1 question: rank_answers with the pair reader, µs |" in table
+    assert "with the pair reader / rank_answers" in table
