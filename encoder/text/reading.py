@@ -168,12 +168,12 @@ class PairReader(nn.Module):
 
 
 def base_model() -> tuple[Any, Any]:
-    """A copy of the sentence model's transformer (adapting it must not change the
-    sentence vectors of meaning(e)) and its tokenizer."""
+    """Copies of the sentence model's transformer (adapting it must not change the sentence
+    vectors of meaning(e)) and of its tokenizer (meaning(e)'s is used under its own lock)."""
     from encoder.text.meaning import _model
 
     model = _model()
-    return copy.deepcopy(model[0].auto_model).float(), model.tokenizer
+    return copy.deepcopy(model[0].auto_model).float(), copy.deepcopy(model.tokenizer)
 
 
 def save(reader: PairReader, path: Path, about: dict[str, object]) -> None:
