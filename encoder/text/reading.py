@@ -163,8 +163,13 @@ class PairReader(nn.Module):
 
     def fitted(self) -> dict[str, torch.Tensor]:
         """What is fitted (the adapter, the head, the weights): what the file keeps."""
-        return {k: v for k, v in self.state_dict().items() if not k.startswith("bert.") or
-                k.endswith((".A", ".B"))}  # fmt: skip
+        return {k: v for k, v in self.state_dict().items() if _is_fitted(k)}
+
+
+def _is_fitted(name: str) -> bool:
+    """Whether a state-dict entry is fitted: the adapter's, the head's or the weights, not
+    the sentence model's own."""
+    return not name.startswith("bert.") or name.endswith((".A", ".B"))
 
 
 def base_model() -> tuple[Any, Any]:
@@ -192,7 +197,7 @@ def load(path: Path) -> PairReader:
     missing = reader.load_state_dict(
         {k: v.float() for k, v in kept["tensors"].items()}, strict=False
     ).missing_keys
-    unfitted = [k for k in missing if not k.startswith("bert.") or k.endswith((".A", ".B"))]
+    unfitted = [k for k in missing if _is_fitted(k)]
     if unfitted:
         raise ValueError(f"{path}: missing {unfitted[:3]}")
     return reader.eval()
