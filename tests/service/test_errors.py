@@ -231,7 +231,9 @@ async def _models_loaded(client: httpx.AsyncClient) -> None:
 
 async def test_503_when_the_store_is_unreachable(app_client: AppClient) -> None:
     closed = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
-    async with app_client(ready=False, modes=["linear"], store_url=closed) as client:
+    async with app_client(
+        ready=False, modes=["linear"], store_url=closed, redis_timeout_s=0.5
+    ) as client:
         await _models_loaded(client)
         ready = await client.get("/readyz")
         error = assert_error(ready, 503, "not_ready")
@@ -256,7 +258,9 @@ async def test_503_within_the_timeout_when_redis_hangs(app_client: AppClient) ->
         silent.bind(("127.0.0.1", 0))
         silent.listen(64)
         url = f"redis://127.0.0.1:{silent.getsockname()[1]}/0"
-        async with app_client(ready=False, modes=["linear"], store_url=url) as client:
+        async with app_client(
+            ready=False, modes=["linear"], store_url=url, redis_timeout_s=0.5
+        ) as client:
             await _models_loaded(client)
             for method, path, body in (
                 ("GET", "/v1/documents/h", None),
