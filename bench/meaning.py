@@ -39,6 +39,7 @@ from service.answering import (
     prepare_queries,
     question_meanings,
     rank_answers,
+    reading_candidates,
 )
 from service.readers import LoadedModel, anonymise, checkpoint_dir, load_models
 from service.settings import SUPPORT_WEIGHT, Settings
@@ -81,8 +82,9 @@ def _story(
     add("bytes: mention vectors (int8)", meaning.count(made.mention_vectors) * DIM)
     record = DocumentRecord(
         story.id, "-", Status.INDEXED, entities=anon.entities, mentions=anon.mentions,
-        contexts=contexts, sentences=made.sentences, sentence_vectors=made.sentence_vectors,
-        named=made.named, mention_vectors=made.mention_vectors, sentence_texts=made.texts,
+        spans=spans, contexts=contexts, sentences=made.sentences,
+        sentence_vectors=made.sentence_vectors, named=made.named,
+        mention_vectors=made.mention_vectors, sentence_texts=made.texts,
         sentence_starts=made.starts,
     )  # fmt: skip
     questions = [a.question for a in story.questions]
@@ -125,6 +127,13 @@ def _story(
         asking = partial(question_meanings, record, asked, prepared)
         add(f"ask, {label}: question_meanings, µs", _median_us(partial(_afresh, asking), rounds))
         add(f"ask, {label}: question_meanings, asked before, µs", _median_us(asking, rounds))
+    if pair is not None:  # what it reads: a record without its mentions' spans gives it none
+        slots = list(range(min(reading.TOP, len(record.entities))))
+        first = question_meanings(
+            record, questions[:1], prepare_queries(model, questions[:1], record.entities)
+        )
+        found = reading_candidates(record, first[0], slots) or []
+        add("ask: sentences the pair reader reads a candidate", sum(map(len, found)) / len(slots))
 
 
 def _long(model: LoadedModel, text: str, rounds: int) -> dict[str, float]:
@@ -170,7 +179,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"| {args.set}, median over its stories | value |")
     print("|---|---:|")
     for key, value in figures.items():
-        print(f"| {key} | {value:,.0f} |")
+        print(f"| {key} | {value:,.0f} |" if value >= 10 else f"| {key} | {value:.1f} |")
     index = figures["index: sentences embedded, µs a story"]
     read = figures["index: linear reader, µs a story"]
     print(f"| index: sentences / reader | {index / read:.1f}× |")

@@ -83,6 +83,7 @@ class RankedAnswers:
     supports: list[list[float | None]]  # their support (None: the record kept no windows)
     # their share of the support among the question's RERANK_POOL likeliest answers
     shares: list[list[float | None]]
+    read: list[bool]  # per question, whether the pair reader ranked its answers again
 
 
 @dataclass(frozen=True)
@@ -216,15 +217,37 @@ def question_meanings(
     vectors, asking = embed_questions([queries[prepared.asked[row]] for row in wanted])
     head = roles.shipped()
     for row, vector, word in zip(wanted, vectors, asking, strict=True):
-        meaning = record.meanings(vector)
+        cosines = record.cosines(vector)
+        meaning = record.meanings(cosines)
         assert meaning is not None  # the record keeps sentence vectors
-        rows[row] = Meanings(meaning, record.roles(word, head) or [], record.cosines(vector))
+        rows[row] = Meanings(meaning, record.roles(word, head) or [], cosines)
     return rows
 
 
 def count(mentions: Sequence[int], slot: int) -> int:
     """How often the record says the text names entity `slot` (0 when it does not say)."""
     return mentions[slot] if slot < len(mentions) else 0
+
+
+def reading_candidates(
+    record: DocumentRecord, meaning: Meanings | None, slots: Sequence[int]
+) -> list[list[tuple[str, list[list[int]]]]] | None:
+    """Per candidate (entity slot), its sentences nearest the question with its mentions in
+    them, as the pair reader reads them; None where the record keeps no sentences' text or
+    the question no cosines with them."""
+    texts = record.sentence_texts
+    if meaning is None or not texts or len(texts) != len(meaning.cosines):
+        return None
+    return [
+        reading.candidate_sentences(
+            record.sentences[s] if s < len(record.sentences) else [],
+            meaning.cosines,
+            texts,
+            record.sentence_starts,
+            record.spans[s] if s < len(record.spans) else [],
+        )
+        for s in slots
+    ]
 
 
 def pair_reading(
@@ -235,22 +258,9 @@ def pair_reading(
     slots: Sequence[int],
 ) -> list[float] | None:
     """reading(e) of a question's candidates (entity slots), each read beside its sentences
-    nearest the question (blocking: the model runs here); None where the record keeps no
-    sentences' text or the question no cosines with them."""
-    texts = record.sentence_texts
-    if meaning is None or not texts or len(texts) != len(meaning.cosines):
-        return None
-    candidates = [
-        reading.candidate_sentences(
-            record.sentences[s] if s < len(record.sentences) else [],
-            meaning.cosines,
-            texts,
-            record.sentence_starts,
-            record.spans[s] if s < len(record.spans) else [],
-        )
-        for s in slots
-    ]
-    return reading.reading_values(reader, query, candidates)
+    nearest the question (blocking: the model runs here); None where none can be read."""
+    candidates = reading_candidates(record, meaning, slots)
+    return None if candidates is None else reading.reading_values(reader, query, candidates)
 
 
 class Reading(NamedTuple):
@@ -308,7 +318,7 @@ def rank_answers(
         probs = torch.softmax(scores[:, :n_entities], dim=-1)  # (m, n_entities)
         top = torch.topk(probs, k=pool, dim=-1)
         slots, values = top.indices.tolist(), top.values.tolist()
-    out = RankedAnswers([], [], [], [], [])
+    out = RankedAnswers([], [], [], [], [], [])
     for row, (row_slots, row_values) in enumerate(zip(slots, values, strict=True)):
         kept = list(zip(row_slots, row_values, strict=True))
         if excluded and excluded[row]:
@@ -318,6 +328,7 @@ def rank_answers(
         ]
         meaning = meanings[row] if meanings else None
         fitted = None
+        again = None
         if in_words and in_words[row]:
             fitted = model.plain_ranking if meaning is None else model.ranking
         if support_weight > 0 and evidence is not None and fitted is not None:
@@ -326,7 +337,6 @@ def rank_answers(
             )
             ranked = probabilities(rows, fitted)
             order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
-            again = None
             if read is not None and meaning is not None:
                 again = read.values(row, [kept[i][0] for i in order[: reading.TOP]])
             if read is not None and again is not None:
@@ -344,6 +354,7 @@ def rank_answers(
         out.reader_scores.append([kept[i][1] for i in order])
         out.supports.append([found[i] for i in order])
         out.shares.append([shares[i] for i in order])
+        out.read.append(again is not None)
     return out
 
 
@@ -367,8 +378,10 @@ def answers_body(
     the model."""
     entities = record.entities
     answers: list[list[dict[str, object]]] = [[] for _ in queries]
+    read = [False] * len(queries)
     if ranked is not None:
         for row, i in enumerate(prepared.asked):
+            read[i] = ranked.read[row]
             answers[i] = [
                 {
                     "entity": entities[slot],
@@ -392,10 +405,11 @@ def answers_body(
             "query": query,
             "cloze": cloze,
             "answers": found,
+            "read": was_read,
             "error": None if error is None else {"code": "bad_query", "message": error},
         }
-        for query, cloze, found, error in zip(
-            queries, prepared.clozes, answers, prepared.errors, strict=True
+        for query, cloze, found, was_read, error in zip(
+            queries, prepared.clozes, answers, read, prepared.errors, strict=True
         )
     ]
     body: dict[str, object] = {"id": doc_id, "mode": mode, "model_id": model_id, "results": results}
@@ -430,12 +444,14 @@ class AnswerService:
         )
         self._readings_lock = threading.Lock()
 
+    @functools.cached_property
     def _pair_reader(self) -> tuple[reading.PairReader, list[float]] | None:
-        """The pair reader and its weights, where the settings serve it (loaded with the
-        readers: service.readers)."""
-        if not (self.settings.reading and self.settings.meaning):
+        """The pair reader and its weights, where the settings serve it and it is fitted
+        (loaded with the readers, which log where it is missing: service.readers)."""
+        path = checkpoint_dir(self.settings) / reading.FILE
+        if not (self.settings.reading and self.settings.meaning and path.is_file()):
             return None
-        reader = reading.loaded(checkpoint_dir(self.settings) / reading.FILE)
+        reader = reading.loaded(path)
         return reader, reader.weights.detach().tolist()
 
     def _read(
@@ -545,7 +561,7 @@ class AnswerService:
         ):  # a thread hop only where a question is embedded (cloze sentences are not)
             meanings = await asyncio.to_thread(question_meanings, record, body.queries, prepared)
         read = None
-        pair = self._pair_reader() if meanings and record.sentence_texts else None
+        pair = self._pair_reader if body.reading and meanings and record.sentence_texts else None
         if pair is not None:
             values = functools.partial(
                 self._read, pair[0], record, body.queries, prepared, meanings

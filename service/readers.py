@@ -261,15 +261,17 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         log.info("loaded the sentence model (%d-d vectors)", meaning.load())
         head = roles.shipped()
         log.info("role(e): %s", f"the head at {roles.SHIPPED}" if head else "no head shipped")
-        if settings.reading:
-            path = checkpoint_dir(settings) / reading.FILE
-            if not path.is_file():
-                raise FileNotFoundError(
-                    f"CHEAPQA_READING is on but there is no pair reader at {path}: fit one "
-                    "with `cheapqa bench fit-reading`, or set CHEAPQA_READING=false"
-                )
+        path = checkpoint_dir(settings) / reading.FILE
+        if settings.reading and path.is_file():
             reading.loaded(path)
             log.info("loaded the pair reader from %s", path)
+        elif settings.reading and "reading" in settings.model_fields_set:
+            raise FileNotFoundError(
+                f"CHEAPQA_READING is on but there is no pair reader at {path}: fit one "
+                "with `cheapqa bench fit-reading`, or set CHEAPQA_READING=false"
+            )
+        elif settings.reading:  # on by default: checkpoints without one are served without
+            log.warning("no pair reader at %s: questions are answered without it", path)
     if settings.default_mode not in models:
         if settings.default_mode not in settings.modes:  # CHEAPQA_MODES=softmax alone
             raise ValueError(

@@ -90,3 +90,11 @@ class AnswersIn(_Body):
         'two offers from Halden?" is not answered "Halden"); false answers from all of '
         "the document's entities.",
     )
+    reading: bool = Field(
+        default=True,
+        description="Where the service serves the pair reader (CHEAPQA_READING), read each "
+        "question asked in words beside the sentences naming its likeliest answers and rank "
+        "those again (about 0.1 s a question not read lately, on one CPU thread: "
+        "BENCHMARKS.md); false ranks by the lookup and the fitted features alone, in about a "
+        "millisecond. Each result's `read` says whether it was read.",
+    )

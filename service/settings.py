@@ -79,12 +79,14 @@ class Settings(BaseSettings):
         "lately: BENCHMARKS.md). Off: neither, and the ranking fitted without it.",
     )
     reading: bool = Field(
-        default=False,
+        default=True,
         description="With meaning on, read each question asked in words beside the sentences "
         "naming its 8 likeliest answers with the pair reader (encoder/text/reading.py, "
         "reading.pt beside the checkpoints, fitted by `cheapqa bench fit-reading`) and rank "
-        "those again with what it reads. It runs the sentence model on those sentences for "
-        "every question not read lately (BENCHMARKS.md).",
+        "those again with what it reads (a request's `reading: false` skips it). It runs the "
+        "sentence model on those sentences for every question not read lately: about 0.1 s a "
+        "question on one CPU thread (BENCHMARKS.md). Checkpoints without reading.pt are "
+        "served without it (logged); set to true explicitly, a missing one fails the start.",
     )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
     torch_threads: int = Field(

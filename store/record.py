@@ -146,15 +146,14 @@ class DocumentRecord:
             found = self._evidence[slot] = entity_evidence(windows, self.entities[slot])
         return found
 
-    def meanings(self, question: np.ndarray) -> list[float] | None:
-        """Per entity, how near the question's vector comes to a sentence naming it
-        (encoder.text.meaning); None when the record keeps no sentence vectors."""
+    def meanings(self, cosines: Sequence[float]) -> list[float] | None:
+        """Per entity, how near the question comes to a sentence naming it (encoder.text.
+        meaning), from its cosines with the kept sentences (`cosines`); None when the record
+        keeps no sentence vectors."""
         if not self.sentence_vectors:
             return None
-        if self._vectors is None:
-            self._vectors = unpack(self.sentence_vectors)
         held = self.sentences + [[]] * (len(self.entities) - len(self.sentences))
-        return meanings(question, self._vectors, held)
+        return meanings(cosines, held)
 
     def cosines(self, question: np.ndarray) -> list[float]:
         """The question's cosine with each kept sentence (empty when none is kept)."""

@@ -196,12 +196,15 @@ def answers_request(
     mode: str | None,
     top_k: int,
     support_weight: float | None = None,
+    reading: bool = True,
 ) -> ApiRequest:
     body: dict[str, Any] = {"queries": list(questions), "top_k": top_k}
     if mode is not None:
         body["mode"] = mode
     if support_weight is not None:
         body["support_weight"] = support_weight
+    if not reading:  # sent only when off: a server without the field takes the default
+        body["reading"] = False
     return ApiRequest("POST", f"{document_path(doc_id)}/answers", body)
 
 
@@ -289,9 +292,10 @@ def ask_op(
     top_k: int,
     retry: Retry,
     support_weight: float | None = None,
+    reading: bool = True,
 ) -> Op[Answers]:
     asked = [questions] if isinstance(questions, str) else list(questions)
-    request = answers_request(doc_id, asked, mode, top_k, support_weight)
+    request = answers_request(doc_id, asked, mode, top_k, support_weight, reading)
     response = yield from call(request, retry)
     return Answers.model_validate(response.json() | {"server_ms": server_ms(response)})
 
@@ -436,10 +440,11 @@ class Client(_Base):
         mode: str | None = None,
         top_k: int = 5,
         support_weight: float | None = None,
+        reading: bool = True,
     ) -> Answers:
         """support_weight: λ of the answers' ranking (0: the reader alone; None: the
-        server's setting)."""
-        return self._run(ask_op(id, questions, mode, top_k, self.retry, support_weight))
+        server's setting); reading: False answers without the pair reader (faster)."""
+        return self._run(ask_op(id, questions, mode, top_k, self.retry, support_weight, reading))
 
     def entities(self, id: str) -> DocumentEntities:
         return self._run(entities_op(id, self.retry))
@@ -559,9 +564,12 @@ class AsyncClient(_Base):
         mode: str | None = None,
         top_k: int = 5,
         support_weight: float | None = None,
+        reading: bool = True,
     ) -> Answers:
         """As `Client.ask`."""
-        return await self._run(ask_op(id, questions, mode, top_k, self.retry, support_weight))
+        return await self._run(
+            ask_op(id, questions, mode, top_k, self.retry, support_weight, reading)
+        )
 
     async def entities(self, id: str) -> DocumentEntities:
         return await self._run(entities_op(id, self.retry))

@@ -158,6 +158,13 @@ class QueryAnswers(BaseModel):
         "into one; null when the query is no form the service reads."
     )
     answers: list[Answer] = Field(description="Empty when the question has an error.")
+    read: bool = Field(
+        default=False,
+        description="Whether the pair reader read this question beside its likeliest answers' "
+        "sentences and ranked them again (a question asked in words, on a server serving the "
+        "reader, the request not turning it off); false: ranked by the lookup and the fitted "
+        "features alone.",
+    )
     error: QueryError | None = Field(
         default=None,
         description="Why this question was not answered (the request's other questions are); "

@@ -131,6 +131,8 @@ class FakeService(BaseHTTPRequestHandler):
                     query=q,
                     cloze=q.replace("Who", "@placeholder", 1).rstrip("?"),
                     answers=[Answer(entity=n, score=1 / len(names)) for n in names],
+                    # As the service: a question in words is read unless the request says no.
+                    read=q.startswith("Who") and body.get("reading", True),
                 )
                 for q in body["queries"]
             ]

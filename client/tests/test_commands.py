@@ -29,8 +29,10 @@ def test_index_ask_status_list_entities_delete(
     assert main(["ask", "story", "Who drove Anna home?", "--top-k", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "linear (m-test, 1.2 ms on the server): score, support, share, answer"
-    assert out[1] == "  Who drove Anna home?  (asked as: @placeholder drove Anna home)"
+    assert out[1] == "  Who drove Anna home?  (asked as: @placeholder drove Anna home)  read"
     assert out[2:] == ["     0.500     -     -  Anna", "     0.500     -     -  Fairfield"]
+    assert main(["ask", "story", "Who drove Anna home?", "--no-reading"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("drove Anna home)")
 
     assert (
         main(["ask", "story", "@placeholder drove Anna home", "--mode", "softmax", "--json"]) == 0

@@ -137,15 +137,10 @@ def unpack(packed: str) -> np.ndarray:
     return raw.reshape(-1, DIM).astype(np.float32) / SCALE
 
 
-def meanings(
-    question: np.ndarray, sentences: np.ndarray, held: Sequence[Sequence[int]]
-) -> list[float]:
-    """Per entity, the largest cosine between the question's unit vector and a sentence it is
-    named in (0 where none is kept)."""
-    if not len(sentences):
-        return [0.0] * len(held)
-    cos = (sentences @ question).tolist()
-    return [max((cos[j] for j in found), default=0.0) for found in held]
+def meanings(cosines: Sequence[float], held: Sequence[Sequence[int]]) -> list[float]:
+    """Per entity, the largest of the question's cosines with the sentences it is named in
+    (cosines: one a kept sentence; 0 where none is kept)."""
+    return [max((cosines[j] for j in found), default=0.0) for found in held]
 
 
 _LOCK = threading.Lock()

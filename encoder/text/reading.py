@@ -140,23 +140,27 @@ class PairReader(nn.Module):
         return Pair(list(encoded["input_ids"]), asking, mention)
 
     def scores(self, pairs: Sequence[Pair]) -> torch.Tensor:
-        """(len(pairs),) each pair's mention score, SCALE · wᵀ[a; m; a ⊙ m]."""
+        """(len(pairs),) each pair's mention score, SCALE · wᵀ[a; m; a ⊙ m]. Pairs of the same
+        tokens (a sentence naming several candidates, read for one question) are run once."""
         device = self.head.weight.device
         if not pairs:
             return torch.zeros(0, device=device)
+        runs: dict[tuple[int, ...], int] = {}
+        row = [runs.setdefault(tuple(p.ids), len(runs)) for p in pairs]
         width = max(len(p.ids) for p in pairs)
-        ids = torch.zeros(len(pairs), width, dtype=torch.long)
-        att = torch.zeros(len(pairs), width)
+        ids = torch.zeros(len(runs), width, dtype=torch.long)
+        att = torch.zeros(len(runs), width)
+        for i, tokens in enumerate(runs):
+            ids[i, : len(tokens)] = torch.tensor(tokens)
+            att[i, : len(tokens)] = 1.0
         asking = torch.zeros(len(pairs), width)
         mention = torch.zeros(len(pairs), width)
         for i, p in enumerate(pairs):
-            n = len(p.ids)
-            ids[i, :n] = torch.tensor(p.ids)
-            att[i, :n] = 1.0
-            asking[i, :n] = torch.tensor(p.asking)
-            mention[i, :n] = torch.tensor(p.mention)
+            asking[i, : len(p.ids)] = torch.tensor(p.asking)
+            mention[i, : len(p.ids)] = torch.tensor(p.mention)
         ids, att, asking, mention = (t.to(device) for t in (ids, att, asking, mention))
         hidden = self.bert(input_ids=ids, attention_mask=att).last_hidden_state
+        hidden = hidden[torch.tensor(row, device=device)]  # (len(pairs), width, dim)
         a = nn.functional.normalize((hidden * asking[..., None]).sum(1), dim=-1)
         m = nn.functional.normalize((hidden * mention[..., None]).sum(1), dim=-1)
         return self.head(torch.cat([a, m, a * m], dim=-1)).squeeze(-1) * SCALE
@@ -275,7 +279,21 @@ def reading_values(
     return [0.0 if math.isinf(b) else b for b in best]
 
 
+def folded(reader: PairReader) -> PairReader:
+    """The reader with its adapter folded into the layers it adapts (W + (α/r)·BA, in
+    place): the same scores in about a fifth less time, for serving only (the adapter is
+    no longer apart, so not for fitting or saving)."""
+    with torch.no_grad():
+        for layer in reader.bert.encoder.layer:
+            for dotted in ADAPTED:
+                parent, name = _parent(layer, dotted)
+                adapted = getattr(parent, name)
+                adapted.base.weight += (adapted.B @ adapted.A) * adapted.scale
+                setattr(parent, name, adapted.base)
+    return reader
+
+
 @lru_cache(maxsize=2)
 def loaded(path: Path) -> PairReader:
-    """The reader kept at `path`, loaded once per process."""
-    return load(path)
+    """The reader kept at `path`, loaded once per process and folded for serving."""
+    return folded(load(path))

@@ -324,6 +324,7 @@ async function askMode(doc, question, mode, topK, column) {
     `${clientMs.toFixed(1)} ms round trip`,
     serverMs === null ? null : `server ${serverMs.toFixed(2)} ms`,
     bytes === undefined ? null : `${bytes.toLocaleString()} B stored`,
+    result.read ? "read by the pair reader" : null,
     body.model_id,
   ].filter(Boolean).join(" · ");
   const parts = [table, meta];

@@ -45,3 +45,6 @@ def test_the_meaning_bench_times_the_pair_reader_where_one_is_fitted(
     table = capsys.readouterr().out
     assert "| ask, 1 question: rank_answers with the pair reader, µs |" in table
     assert "with the pair reader / rank_answers" in table
+    # It read something: each candidate a sentence or two that name it.
+    read = next(line for line in table.splitlines() if "pair reader reads a candidate" in line)
+    assert 0.5 <= float(read.split("|")[2]) <= 2

@@ -88,7 +88,7 @@ def test_vectors_pack_to_int8_and_back() -> None:
         unpack(base64.b64encode(b"\x01" * (DIM + 1)).decode())
     # Per entity the nearest of its sentences; none kept: 0.
     question = vectors[2]
-    assert meanings(question, unpack(packed), [[0, 2], [], [4]])[:2] == [
+    assert meanings((unpack(packed) @ question).tolist(), [[0, 2], [], [4]])[:2] == [
         pytest.approx(float(unpack(packed)[2] @ question)),
         0.0,
     ]
@@ -161,9 +161,9 @@ def test_a_copied_record_reads_its_own_sentences() -> None:
         "d", "h", Status.INDEXED, entities=["Anna"], sentences=[[0]],
         sentence_vectors=pack(first[None]),
     )  # fmt: skip
-    assert record.meanings(first) == [1.0]  # read, and kept with the record
+    assert record.meanings(record.cosines(first)) == [1.0]  # read, and kept with the record
     copy = dataclasses.replace(record, sentence_vectors=pack(second[None]))
-    assert copy.meanings(first) == [0.0]
+    assert copy.meanings(copy.cosines(first)) == [0.0]
 
 
 def test_a_format_4_record_keeps_its_sentences() -> None:
@@ -173,9 +173,9 @@ def test_a_format_4_record_keeps_its_sentences() -> None:
     )  # fmt: skip
     back = meta_from_json(meta_to_json(record, {}, 1.0))
     assert (back.sentences, back.sentence_vectors) == (record.sentences, record.sentence_vectors)
-    assert back.meanings(np.eye(1, DIM, 1, dtype=np.float32)[0]) == [0.0, 1.0]
+    assert back.meanings(back.cosines(np.eye(1, DIM, 1, dtype=np.float32)[0])) == [0.0, 1.0]
     older = meta_from_json(meta_to_json(DocumentRecord("d", "h", Status.INDEXED), {}, 1.0))
-    assert (older.sentences, older.sentence_vectors, older.meanings(np.zeros(DIM))) == (
+    assert (older.sentences, older.sentence_vectors, older.meanings([])) == (
         [], "", None
     )  # fmt: skip
 

@@ -25,9 +25,11 @@ from encoder.text.reading import (
     N_WEIGHTS,
     SENTENCES,
     TOP,
+    Adapted,
     PairReader,
     base_model,
     candidate_sentences,
+    folded,
     load,
     reranked,
     save,
@@ -105,6 +107,26 @@ def test_the_file_keeps_what_was_fitted(tmp_path: Path) -> None:
     torch.save({"format": 0}, path)
     with pytest.raises(ValueError, match="format"):
         load(path)
+
+
+def test_folding_and_shared_runs_keep_the_scores() -> None:
+    """Serving folds the adapter into its layers and runs a sentence read for several
+    candidates once: neither changes a score."""
+    reader = _reader()
+    with torch.no_grad():
+        for p in reader.parameters():
+            if p.requires_grad:
+                p.copy_(torch.randn_like(p) * 0.05)
+    names = ("Ramon Dizon", "Carla Santos")
+    kept = [p for n in names if (p := reader.pair(QUESTION, SENTENCE, [_span(SENTENCE, n)]))]
+    assert len(kept) == 2 and kept[0].ids == kept[1].ids  # one sentence, two candidates
+    with torch.no_grad():
+        alone = torch.cat([reader.scores([p]) for p in kept])
+        together = reader.scores(kept)
+        assert torch.allclose(together, alone, atol=1e-4)
+        assert abs(float(together[0] - together[1])) > 1e-3  # each its own mention
+        assert torch.allclose(folded(reader).scores(kept), together, atol=1e-4)
+    assert not any(isinstance(m, Adapted) for m in reader.modules())
 
 
 def _toy() -> list[Question]:
@@ -313,16 +335,33 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
             for _ in range(2):
                 response = await client.post("/v1/documents/deal/answers", json=question)
                 assert response.status_code == 200, response.text
-                answers = response.json()["results"][0]["answers"]
-                assert answers[0]["entity"] == ("Kari Lund" if on else "Halden Group")
-                scores = [a["score"] for a in answers]
+                [result] = response.json()["results"]
+                assert result["answers"][0]["entity"] == ("Kari Lund" if on else "Halden Group")
+                assert result["read"] is on
+                scores = [a["score"] for a in result["answers"]]
                 assert scores == sorted(scores, reverse=True) and sum(scores) <= 1 + 1e-9
+            # A request may turn it off; a cloze sentence is never read.
+            body = question | {"reading": False}
+            response = await client.post("/v1/documents/deal/answers", json=body)
+            [result] = response.json()["results"]
+            assert result["answers"][0]["entity"] == "Halden Group" and not result["read"]
+            cloze = {"queries": ["@placeholder signed the deal for Nordvik Shipping."]}
+            response = await client.post("/v1/documents/deal/answers", json=cloze)
+            assert response.json()["results"][0]["read"] is False
     # Read once with reading on: the question asked again was read from what was kept.
     assert calls == [question["queries"][0]]
 
 
-def test_serving_the_pair_reader_needs_its_file(checkpoint_dir: Path, tmp_path: Path) -> None:
+def test_the_pair_reader_is_served_where_it_is_fitted(
+    checkpoint_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On by default: checkpoints without reading.pt are served without it, said in the log;
+    asked for by name (CHEAPQA_READING=true), a missing one fails the start."""
     from service.readers import load_models
 
+    assert not (checkpoint_dir / FILE).exists()
+    with caplog.at_level("WARNING", logger="service.readers"):
+        assert "linear" in load_models(Settings(checkpoint_dir=checkpoint_dir, modes=["linear"]))
+    assert f"no pair reader at {checkpoint_dir / FILE}" in caplog.text
     with pytest.raises(FileNotFoundError, match="fit-reading"):
         load_models(Settings(checkpoint_dir=checkpoint_dir, modes=["linear"], reading=True))
