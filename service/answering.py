@@ -28,6 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -443,6 +444,14 @@ class AnswerService:
             OrderedDict()
         )
         self._readings_lock = threading.Lock()
+        # The pair reader runs in a thread of its own (it reads one request at a time): the
+        # default executor's few threads stay free for the store and the rest.
+        self._reading_thread = ThreadPoolExecutor(1, thread_name_prefix="pair-reader")
+        self._reading_waiting = 0
+
+    def close(self) -> None:
+        """Lets a reading in hand finish and frees its thread."""
+        self._reading_thread.shutdown(wait=True, cancel_futures=True)
 
     @functools.cached_property
     def _pair_reader(self) -> tuple[reading.PairReader, list[float]] | None:
@@ -562,6 +571,9 @@ class AnswerService:
             meanings = await asyncio.to_thread(question_meanings, record, body.queries, prepared)
         read = None
         pair = self._pair_reader if body.reading and meanings and record.sentence_texts else None
+        if pair is not None and self._reading_waiting >= self.settings.reading_max_waiting:
+            pair = None  # its queue is full: answered without it, `read` false
+            self.metrics.readings_skipped.inc()
         if pair is not None:
             values = functools.partial(
                 self._read, pair[0], record, body.queries, prepared, meanings
@@ -585,11 +597,15 @@ class AnswerService:
             read,
         )
         start = time.perf_counter()
-        if read is not None or (
-            state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS
-        ):
-            # Softmax mode reads all of H (n×k): a long document would hold up the event loop;
-            # the pair reader runs the sentence model.
+        if read is not None:  # the pair reader runs the sentence model
+            self._reading_waiting += 1
+            try:
+                loop = asyncio.get_running_loop()
+                ranked = await loop.run_in_executor(self._reading_thread, rank)
+            finally:
+                self._reading_waiting -= 1
+        elif state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
+            # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
             ranked = await asyncio.to_thread(rank)
         else:
             # A k×k (or k) state answers in well under a millisecond: cheaper than a thread hop.

@@ -149,6 +149,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             with contextlib.suppress(Exception):
                 await runtime.worker_task
         await batcher.stop()
+        await asyncio.to_thread(app.state.answering.close)
         await queue.close()
         await store.close()
 

@@ -46,6 +46,11 @@ class Metrics:
             "Documents that failed indexing and went to the dead letters",
             registry=r,
         )
+        self.readings_skipped = Counter(
+            "cheapqa_readings_skipped",
+            "Requests answered without the pair reader because too many waited for it",
+            registry=r,
+        )
         self.lookup_seconds = Histogram(
             "cheapqa_lookup_seconds",
             "Lookup plus scoring time for one document's queries, by mode",

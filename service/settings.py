@@ -88,6 +88,13 @@ class Settings(BaseSettings):
         "question on one CPU thread (BENCHMARKS.md). Checkpoints without reading.pt are "
         "served without it (logged); set to true explicitly, a missing one fails the start.",
     )
+    reading_max_waiting: int = Field(
+        default=4,
+        ge=0,
+        description="Requests that may wait for the pair reader (it reads one request at a "
+        "time, in its own thread); a request past them is answered without it, each result "
+        "`read` false, rather than wait seconds behind the others.",
+    )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
     torch_threads: int = Field(
         default=1,

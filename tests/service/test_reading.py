@@ -4,8 +4,11 @@ fitter reads (bench.realistic.reading)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -350,6 +353,45 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
             assert response.json()["results"][0]["read"] is False
     # Read once with reading on: the question asked again was read from what was kept.
     assert calls == [question["queries"][0]]
+
+
+async def test_requests_past_those_waiting_for_the_reader_are_answered_without_it(
+    app_client: AppClient,
+    checkpoint_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import encoder.text.reading as reading
+
+    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
+    reading_started = threading.Event()
+
+    def slow(reader: Any, question: str, candidates: Any) -> list[float]:
+        reading_started.set()
+        time.sleep(1.0)  # holds the reader's thread while the others arrive
+        return [0.0] * len(candidates)
+
+    monkeypatch.setattr(reading, "reading_values", slow)
+    async with app_client(
+        modes=["linear"], checkpoint_dir=folder, reading=True, reading_max_waiting=1
+    ) as client:
+        await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
+        await wait_status(client, "deal", "indexed")
+
+        async def ask(question: str) -> bool:
+            response = await client.post("/v1/documents/deal/answers", json={"queries": [question]})
+            assert response.status_code == 200, response.text
+            [result] = response.json()["results"]
+            assert result["answers"]
+            return bool(result["read"])
+
+        first = asyncio.create_task(ask("Who signed the deal for Nordvik Shipping?"))
+        assert await asyncio.to_thread(reading_started.wait, 10)
+        others = [ask(f"Who signed the deal for Nordvik Shipping in {y}?") for y in (2020, 2021)]
+        assert await asyncio.gather(*others) == [False, False]  # at once, not read
+        assert await first is True
+        metrics = (await client.get("/metrics")).text
+        assert "cheapqa_readings_skipped_total 2.0" in metrics
 
 
 def test_the_pair_reader_is_served_where_it_is_fitted(
