@@ -580,8 +580,8 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         if shouting.get(a, False) and surface.isupper():
             continue  # a heading in capitals, not a run of acronyms
         words = surface.lower().split()
-        if len(words) <= 2 and words[-1] in DEMONYMS:
-            continue  # "Indian", "South Korean": adjectives of place
+        if len(words) <= 2 and all(w in DEMONYMS for w in words[-1].split("-")):
+            continue  # "Indian", "South Korean", "Spanish-Portuguese": adjectives of place
         if len(words) == 1 and not alias:
             word = tokens[a].text
             if _is_acronym(word):

@@ -339,6 +339,11 @@ def _noun_phrase_length(words: list[str]) -> int:
             break
         if not _is_noun_word(word) or low in _VERB_FORMS or low in _ADVERBS:
             break
+        if low == "of" and n and n + 2 <= MAX_NOUN_WORDS and n + 1 < len(words):
+            after = words[n + 1]
+            if _is_noun_word(after) and after.lower() not in _DETERMINERS | _VERB_FORMS:
+                n += 2  # "group of dairies": the noun's own plural, not the verb
+                continue
         # The first word is the noun's (a "family", "companies"); after it, the verb or its
         # adverb: "Which bank arranged", "Which pension fund owns", "Which club quickly".
         # ("state-owned", "start-up": a hyphenated word is a compound of the noun, no verb).

@@ -46,6 +46,8 @@ def test_titles_and_nationalities_stay_out_of_names() -> None:
         "Blair",
     ]
     assert names("The President spoke. The Prime Minister listened.") == []
+    # Nationalities joined by a hyphen are one adjective of place too.
+    assert names("Along the Spanish-Portuguese border, Ana Costa farms.") == ["Ana Costa"]
 
 
 def test_a_surname_alone_is_the_whole_name() -> None:

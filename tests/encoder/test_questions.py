@@ -37,6 +37,11 @@ from encoder.text.questions import (
             "the state miner @placeholder put its talks on hold",
         ),
         ("Which pension fund owns Carrow?", "the pension fund @placeholder owns Carrow"),
+        # "<noun> of <plural>": the plural is the noun's, not the verb
+        (
+            "Which group of dairies applied for protection?",
+            "the group of dairies @placeholder applied for protection",
+        ),
         # a determiner is the verb's object's: the word before it is the verb
         (
             "Which polling firm forecast the result?",
