@@ -216,8 +216,25 @@ def checkpoint_path(settings: Settings, mode: str) -> Path:
     return checkpoint_dir(settings) / f"{mode}.pt"
 
 
-def load_models(settings: Settings) -> dict[str, LoadedModel]:
-    """Loads every configured mode; blocking (call it from a thread).
+def _load_pair_reader(settings: Settings) -> None:
+    """The pair reader loaded now, where it is fitted; on by default, checkpoints without one
+    are served without it (logged), but asked for by name a missing one fails the start."""
+    path = checkpoint_dir(settings) / reading.FILE
+    if path.is_file():
+        reading.loaded(path)
+        log.info("loaded the pair reader from %s", path)
+    elif "reading" in settings.model_fields_set:
+        raise FileNotFoundError(
+            f"CHEAPQA_READING is on but there is no pair reader at {path}: fit one "
+            "with `cheapqa bench fit-reading`, or set CHEAPQA_READING=false"
+        )
+    else:
+        log.warning("no pair reader at %s: questions are answered without it", path)
+
+
+def load_models(settings: Settings, answering: bool = True) -> dict[str, LoadedModel]:
+    """Loads every configured mode; blocking (call it from a thread). `answering`: and what
+    only answers need (the pair reader); a worker, which indexes alone, goes without.
 
     Modes named in the settings must all load. Left at the default (every mode), a mode
     without a checkpoint file is skipped with a warning, as long as the default mode loads.
@@ -261,17 +278,8 @@ def load_models(settings: Settings) -> dict[str, LoadedModel]:
         log.info("loaded the sentence model (%d-d vectors)", meaning.load())
         head = roles.shipped()
         log.info("role(e): %s", f"the head at {roles.SHIPPED}" if head else "no head shipped")
-        path = checkpoint_dir(settings) / reading.FILE
-        if settings.reading and path.is_file():
-            reading.loaded(path)
-            log.info("loaded the pair reader from %s", path)
-        elif settings.reading and "reading" in settings.model_fields_set:
-            raise FileNotFoundError(
-                f"CHEAPQA_READING is on but there is no pair reader at {path}: fit one "
-                "with `cheapqa bench fit-reading`, or set CHEAPQA_READING=false"
-            )
-        elif settings.reading:  # on by default: checkpoints without one are served without
-            log.warning("no pair reader at %s: questions are answered without it", path)
+        if answering and settings.reading:
+            _load_pair_reader(settings)
     if settings.default_mode not in models:
         if settings.default_mode not in settings.modes:  # CHEAPQA_MODES=softmax alone
             raise ValueError(

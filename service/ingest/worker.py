@@ -394,7 +394,7 @@ async def run_worker(settings: Settings, metrics_port: int | None = None) -> Non
     except BaseException:
         await store.close()
         raise
-    models = await asyncio.to_thread(load_models, settings)
+    models = await asyncio.to_thread(load_models, settings, False)  # it answers nothing
     queue = open_queue(settings)
     metrics = Metrics()
     if metrics_port is not None:

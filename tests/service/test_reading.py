@@ -407,3 +407,6 @@ def test_the_pair_reader_is_served_where_it_is_fitted(
     assert f"no pair reader at {checkpoint_dir / FILE}" in caplog.text
     with pytest.raises(FileNotFoundError, match="fit-reading"):
         load_models(Settings(checkpoint_dir=checkpoint_dir, modes=["linear"], reading=True))
+    # A worker answers nothing: it goes without, asked for or not.
+    asked = Settings(checkpoint_dir=checkpoint_dir, modes=["linear"], reading=True)
+    assert "linear" in load_models(asked, answering=False)
