@@ -38,6 +38,7 @@ def test_a_question_is_counted_by_its_wh_word() -> None:
     assert Asked("q", "Whom did Anna call?", "Tom").kind == "who"
     assert Asked("q", "Where did the rector study?", "Leiden").kind == "where"
     assert Asked("q", "With whom did Anna travel?", "Tom").kind == "who"
+    assert Asked("q", "What company bought the mill?", "Brekke").kind == "which"
 
 
 def test_a_short_form_of_the_answer_is_the_answer() -> None:
