@@ -191,6 +191,8 @@ async def _ask(
         "exclude_question_entities": exclude_named,
     }
     response = await client.post(f"/v1/documents/{story.id}/answers", json=body)
+    if response.status_code >= 500:  # the service failing is no refusal: no figure stands
+        raise RuntimeError(f"{asked.id} ({mode}): HTTP {response.status_code}: {response.text}")
     if response.status_code != 200:
         message = response.json().get("error", {}).get("message", response.text)
         return Answered(story, asked, mode, None, 0.0, 0.0, refused=message)

@@ -111,3 +111,19 @@ def test_a_set_kept_unscored_is_scored_only_when_asked(
 
     assert main(["--set", FROZEN[0], "--modes", "linear"]) == 2
     assert "--score-frozen" in capsys.readouterr().err
+
+
+def test_the_service_failing_stops_the_bench(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 5xx is the service broken, not a question refused: no accuracy is printed for it."""
+    import service.answering
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("broken")
+
+    monkeypatch.setattr(service.answering, "rank_answers", broken)
+    story = Story("fairfield", STORY, {}, [Asked("q1", "Who drove Anna home?", "Marcus")])
+    settings = Settings(checkpoint_dir=build_checkpoints(tmp_path / "ckpt"), ingest_block_ms=50)
+    with pytest.raises(RuntimeError, match="q1 \\(linear\\): HTTP 500"):
+        run([story], settings, ["linear"])
