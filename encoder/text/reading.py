@@ -118,7 +118,7 @@ class PairReader(nn.Module):
         encoded = self.tokenizer(
             question,
             sentence,
-            truncation="only_second",
+            truncation="longest_first",  # a long question is cut too, never an error
             max_length=MAX_TOKENS,
             return_offsets_mapping=True,
         )

@@ -91,6 +91,12 @@ def test_a_pair_marks_the_asking_word_and_the_mention() -> None:
     # A mention cut off with the pair's end is not read.
     long = "word " * MAX_TOKENS + "Carla Santos."
     assert reader.pair(QUESTION, long, [_span(long, "Carla Santos")]) is None
+    # A question longer than the pair (a request may ask 4,000 characters) is cut, not an error.
+    asked = "Who " + "really " * 700 + "directed the film?"
+    pair = reader.pair(asked, SENTENCE, [_span(SENTENCE, "Carla Santos")])
+    assert pair is not None and len(pair.ids) == MAX_TOKENS
+    words = reader.tokenizer.convert_ids_to_tokens(pair.ids)
+    assert [w for w, m in zip(words, pair.mention, strict=True) if m] == ["carla", "santos"]
 
 
 def test_the_file_keeps_what_was_fitted(tmp_path: Path) -> None:
@@ -353,6 +359,26 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
             assert response.json()["results"][0]["read"] is False
     # Read once with reading on: the question asked again was read from what was kept.
     assert calls == [question["queries"][0]]
+
+
+async def test_the_longest_question_a_request_may_ask_is_read(
+    app_client: AppClient, checkpoint_dir: Path, tmp_path: Path
+) -> None:
+    """The real reader end to end: a question of nearly 4,000 characters (the request's limit)
+    is longer than a pair may be; it is cut, read and answered, never a 500."""
+    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
+    async with app_client(modes=["linear"], checkpoint_dir=folder, reading=True) as client:
+        await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
+        await wait_status(client, "deal", "indexed")
+        for question in (
+            "Who " + "really " * 540 + "signed the deal for Nordvik Shipping?",
+            "Who signed the deal for " + "Nordvik Shipping and " * 180 + "Halden?",
+        ):
+            body = {"queries": [question]}
+            response = await client.post("/v1/documents/deal/answers", json=body)
+            assert response.status_code == 200, response.text
+            [result] = response.json()["results"]
+            assert result["read"] and result["answers"]
 
 
 async def test_requests_past_those_waiting_for_the_reader_are_answered_without_it(
