@@ -240,6 +240,8 @@ def reranked(
 ) -> list[float]:
     """The candidates' probabilities with the `top` ones' share given out again by softmax of
     w · features + w_reading · reading(e) (values: their reading(e)); the others' unchanged."""
+    if not top:  # no candidate left (the question names every entity): nothing to give out
+        return list(probabilities)
     scores = [
         sum(w * x for w, x in zip(weights[:-1], rows[i], strict=True)) + weights[-1] * v
         for i, v in zip(top, values, strict=True)

@@ -252,6 +252,8 @@ def test_the_top_candidates_share_is_given_out_again_by_what_is_read() -> None:
     # Equal features: reading(e) alone decides between the two read, their 0.8 kept.
     again = reranked(rows, probabilities, [0, 1], [0.0, math.log(3.0)], [0.0, 1.0, 1.0])
     assert again == pytest.approx([0.2, 0.6, 0.2])
+    # None left to read (the question names every entity): nothing changes, nothing fails.
+    assert reranked([], [], [], [], [0.0, 1.0, 1.0]) == []
 
 
 def test_a_candidates_sentences_are_its_nearest_with_its_mentions_in_each() -> None:
@@ -361,11 +363,12 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
     assert calls == [question["queries"][0]]
 
 
-async def test_the_longest_question_a_request_may_ask_is_read(
+async def test_the_reader_meets_the_longest_question_and_no_candidate(
     app_client: AppClient, checkpoint_dir: Path, tmp_path: Path
 ) -> None:
     """The real reader end to end: a question of nearly 4,000 characters (the request's limit)
-    is longer than a pair may be; it is cut, read and answered, never a 500."""
+    is longer than a pair may be; it is cut, read and answered; a question that leaves no
+    candidate is answered with none. Never a 500."""
     folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
     async with app_client(modes=["linear"], checkpoint_dir=folder, reading=True) as client:
         await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
@@ -379,6 +382,13 @@ async def test_the_longest_question_a_request_may_ask_is_read(
             assert response.status_code == 200, response.text
             [result] = response.json()["results"]
             assert result["read"] and result["answers"]
+        # A question naming the document's only entity leaves no candidate to read.
+        await client.post("/v1/documents", json={"id": "one", "text": "Anna Berg signed it."})
+        await wait_status(client, "one", "indexed")
+        body = {"queries": ["Who is Anna Berg?"]}
+        response = await client.post("/v1/documents/one/answers", json=body)
+        assert response.status_code == 200, response.text
+        assert response.json()["results"][0]["answers"] == []
 
 
 async def test_requests_past_those_waiting_for_the_reader_are_answered_without_it(
