@@ -391,6 +391,48 @@ async def test_the_reader_meets_the_longest_question_and_no_candidate(
         assert response.json()["results"][0]["answers"] == []
 
 
+ODD_DOCUMENTS = {
+    "one": "Anna Berg signed the deal.",
+    "caps": "ANNA BERG SIGNED THE DEAL WITH TOM HALE IN OSLO",
+    "list": "Anna Berg, Tom Hale, Oslo, Bergen, Halden Group, Nordvik Shipping",
+    "scripts": "Dr Zoë Ünal-Şahin met 李明 and Ольга Петрова in Zürich. Later Zoë Ünal-Şahin "
+    "left for Kraków with Ольга Петрова.",
+    "many": " ".join(f"Person{i} Name{i} met Firm{i} Group in Town{i}." for i in range(60)),
+}
+ODD_QUESTIONS = [
+    "Who signed the deal?",
+    "Who met Ольга Петрова in Zürich?",
+    "Who is 🙂?",
+    "Who\u200b signed\u200b the deal?",
+    "Which firm met Person7 Name7?",
+    "Where did Person5 Name5 meet Firm5 Group?",
+    "Whose deal was signed?",
+    "Who met \u202eolsO\u202c?",
+    "Who Anna Berg Tom Hale Oslo Bergen Halden Group Nordvik Shipping?",
+    "who signed the deal with tom hale in oslo?",
+]
+
+
+async def test_odd_documents_and_questions_through_the_real_reader(
+    app_client: AppClient, checkpoint_dir: Path, tmp_path: Path
+) -> None:
+    """Text and questions unlike the stories (one sentence, capitals, a bare list, other
+    scripts, many names; emoji, invisible and bidirectional characters, a question naming
+    every entity) reach the pair reader itself: answered, or one question refused, never 500."""
+    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
+    async with app_client(modes=["linear"], checkpoint_dir=folder, reading=True) as client:
+        docs = [{"id": k, "text": v} for k, v in ODD_DOCUMENTS.items()]
+        await client.post("/v1/documents", json={"documents": docs})
+        read = 0
+        for doc_id in ODD_DOCUMENTS:
+            await wait_status(client, doc_id, "indexed")
+            body = {"queries": ODD_QUESTIONS}
+            response = await client.post(f"/v1/documents/{doc_id}/answers", json=body)
+            assert response.status_code == 200, (doc_id, response.text)
+            read += sum(r["read"] for r in response.json()["results"])
+        assert read > len(ODD_DOCUMENTS)  # the reader did read most of them
+
+
 async def test_requests_past_those_waiting_for_the_reader_are_answered_without_it(
     app_client: AppClient,
     checkpoint_dir: Path,
