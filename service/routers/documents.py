@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
 
 from cheapqa_client.schemas import DocumentEntities, DocumentInfo, DocumentList, DocumentsAccepted
 from service.deps import IndexingDep
@@ -41,6 +42,7 @@ async def index_documents(body: DocumentPosting, indexing: IndexingDep) -> Docum
     responses=error_responses(401, 422, 503),
 )
 async def list_documents(
+    request: Request,
     indexing: IndexingDep,
     limit: Annotated[int, Query(ge=1, le=500, description="Documents per page.")] = 50,
     cursor: Annotated[
@@ -48,6 +50,13 @@ async def list_documents(
     ] = None,
 ) -> DocumentList:
     """In id order, so paging is stable while documents come and go."""
+    for name in ("limit", "cursor"):  # each is one value: which of several was meant?
+        given = request.query_params.getlist(name)
+        if len(given) > 1:
+            raise RequestValidationError(
+                [{"type": "repeated", "loc": ("query", name), "msg": "given more than once",
+                  "input": given}]
+            )  # fmt: skip
     return await indexing.list(limit, cursor)
 
 

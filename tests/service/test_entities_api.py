@@ -252,10 +252,14 @@ async def test_documents_are_listed_in_pages(
         assert (await client.delete("/v1/documents/c-3")).status_code == 204
         seen, _ = await _list_all(client, 50)
         assert [d["id"] for d in seen] == ["a-0", "a-1", "b-2", "d"]
-        for bad in ({"limit": 0}, {"limit": 501}, {"limit": "many"}):
+        for bad in ({"limit": 0}, {"limit": 501}, {"limit": "many"}, {"cursor": ["a-1", "d"]}):
             response = await client.get("/v1/documents", params=bad)
             assert response.status_code == 422
             assert response.json()["error"]["code"] == "validation_error"
+        # A parameter given twice is refused, not read as its last value.
+        response = await client.get("/v1/documents", params={"limit": [2, 3]})
+        assert "limit" in response.json()["error"]["message"], response.text
+        assert "more than once" in response.json()["error"]["message"]
         many = [{"id": f"m{i:03d}", "text": f"Agnes met Cuthbert {i} times."} for i in range(60)]
         await client.post("/v1/documents", json={"documents": many})
         first = (await client.get("/v1/documents")).json()  # default limit 50
