@@ -355,7 +355,7 @@ def rank_answers(
         out.reader_scores.append([kept[i][1] for i in order])
         out.supports.append([found[i] for i in order])
         out.shares.append([shares[i] for i in order])
-        out.read.append(again is not None)
+        out.read.append(bool(again))  # none read where no candidate was left
     return out
 
 
