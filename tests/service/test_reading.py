@@ -118,6 +118,20 @@ def test_the_file_keeps_what_was_fitted(tmp_path: Path) -> None:
         load(path)
 
 
+def test_a_served_reader_shares_the_sentence_models_embeddings_and_changes_no_vector(
+    tmp_path: Path,
+) -> None:
+    from encoder.text.meaning import _model, embed
+
+    before = embed(["Carla Santos directed the film."])
+    path = tmp_path / "reading.pt"
+    save(_reader(), path, {})
+    served = folded(load(path))
+    assert served.bert.embeddings is _model()[0].auto_model.embeddings  # not a second copy
+    assert served.bert.encoder is not _model()[0].auto_model.encoder  # the adapted part is
+    assert np.array_equal(embed(["Carla Santos directed the film."]), before)
+
+
 def test_folding_and_shared_runs_keep_the_scores() -> None:
     """Serving folds the adapter into its layers and runs a sentence read for several
     candidates once: neither changes a score."""
