@@ -449,6 +449,13 @@ class AnswerService:
         self._reading_thread = ThreadPoolExecutor(1, thread_name_prefix="pair-reader")
         self._reading_waiting = 0
 
+    def _may_wait(self, asked: int) -> bool:
+        """Whether a request reading `asked` questions may queue for the pair reader: none
+        wait, or they and it stay within the setting (so a wait stays seconds, not minutes)."""
+        limit = self.settings.reading_max_waiting
+        waiting = self._reading_waiting
+        return limit > 0 and (waiting == 0 or waiting + asked <= limit)
+
     def close(self) -> None:
         """Lets a reading in hand finish and frees its thread."""
         self._reading_thread.shutdown(wait=True, cancel_futures=True)
@@ -571,8 +578,9 @@ class AnswerService:
             meanings = await asyncio.to_thread(question_meanings, record, body.queries, prepared)
         read = None
         pair = self._pair_reader if body.reading and meanings and record.sentence_texts else None
-        if pair is not None and self._reading_waiting >= self.settings.reading_max_waiting:
-            pair = None  # its queue is full: answered without it, `read` false
+        asked = sum(prepared.in_words)  # the questions it would read
+        if pair is not None and not self._may_wait(asked):
+            pair = None  # too many wait: answered without it, `read` false
             self.metrics.readings_skipped.inc()
         if pair is not None:
             values = functools.partial(
@@ -598,12 +606,12 @@ class AnswerService:
         )
         start = time.perf_counter()
         if read is not None:  # the pair reader runs the sentence model
-            self._reading_waiting += 1
+            self._reading_waiting += asked
             try:
                 loop = asyncio.get_running_loop()
                 ranked = await loop.run_in_executor(self._reading_thread, rank)
             finally:
-                self._reading_waiting -= 1
+                self._reading_waiting -= asked
         elif state.memory is not None and state.memory.numel() > INLINE_LOOKUP_MAX_NUMBERS:
             # Softmax mode reads all of H (n×k): a long document would hold up the event loop.
             ranked = await asyncio.to_thread(rank)

@@ -89,11 +89,12 @@ class Settings(BaseSettings):
         "served without it (logged); set to true explicitly, a missing one fails the start.",
     )
     reading_max_waiting: int = Field(
-        default=4,
+        default=64,
         ge=0,
-        description="Requests that may wait for the pair reader (it reads one request at a "
-        "time, in its own thread); a request past them is answered without it, each result "
-        "`read` false, rather than wait seconds behind the others.",
+        description="Questions in words that may wait for the pair reader (it reads one "
+        "request at a time, in its own thread; 64 are some 7 s on one CPU thread): a request "
+        "that would wait behind more is answered without it, each result `read` false, rather "
+        "than wait; a request finding none waiting is always read. 0: never read.",
     )
     device: str = Field(default="cpu", description="torch device for the models, e.g. cuda:0.")
     torch_threads: int = Field(

@@ -447,7 +447,7 @@ async def test_odd_documents_and_questions_through_the_real_reader(
         assert read > len(ODD_DOCUMENTS)  # the reader did read most of them
 
 
-async def test_requests_past_those_waiting_for_the_reader_are_answered_without_it(
+async def test_requests_behind_too_many_waiting_questions_are_answered_without_reading(
     app_client: AppClient,
     checkpoint_dir: Path,
     tmp_path: Path,
@@ -484,6 +484,10 @@ async def test_requests_past_those_waiting_for_the_reader_are_answered_without_i
         assert await first is True
         metrics = (await client.get("/metrics")).text
         assert "cheapqa_readings_skipped_total 2.0" in metrics
+        # With none waiting, a request is read whatever its size (two questions, limit one).
+        body = {"queries": ["Who signed the deal?", "Who signed the deal for Nordvik?"]}
+        response = await client.post("/v1/documents/deal/answers", json=body)
+        assert [r["read"] for r in response.json()["results"]] == [True, True]
 
 
 def test_the_pair_reader_is_served_where_it_is_fitted(
