@@ -88,6 +88,7 @@ def _story(
         sentence_starts=made.starts,
     )  # fmt: skip
     questions = [a.question for a in story.questions]
+    read_first: list[float] = []
     for label, asked in (("1 question", questions[:1]), ("a request", questions)):
         prepared = prepare_queries(model, asked, record.entities)
         with torch.inference_mode():
@@ -124,16 +125,15 @@ def _story(
 
             reread = partial(ranked, read=Reading(values, weights))
             add(f"ask, {label}: rank_answers with the pair reader, µs", _median_us(reread, rounds))
+            # What it reads of the first question: a record without its mentions' spans, none.
+            slots = list(range(min(reading.TOP, len(record.entities))))
+            found = reading_candidates(record, meanings[0], slots) or []
+            read_first.append(sum(map(len, found)) / len(slots))
         asking = partial(question_meanings, record, asked, prepared)
         add(f"ask, {label}: question_meanings, µs", _median_us(partial(_afresh, asking), rounds))
         add(f"ask, {label}: question_meanings, asked before, µs", _median_us(asking, rounds))
-    if pair is not None:  # what it reads: a record without its mentions' spans gives it none
-        slots = list(range(min(reading.TOP, len(record.entities))))
-        first = question_meanings(
-            record, questions[:1], prepare_queries(model, questions[:1], record.entities)
-        )
-        found = reading_candidates(record, first[0], slots) or []
-        add("ask: sentences the pair reader reads a candidate", sum(map(len, found)) / len(slots))
+    if read_first:  # the same first question in both labels
+        add("ask: sentences the pair reader reads a candidate", read_first[0])
 
 
 def _long(model: LoadedModel, text: str, rounds: int) -> dict[str, float]:

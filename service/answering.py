@@ -339,10 +339,11 @@ def rank_answers(
             ranked = probabilities(rows, fitted)
             order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
             if read is not None and meaning is not None:
-                again = read.values(row, [kept[i][0] for i in order[: reading.TOP]])
-            if read is not None and again is not None:
-                ranked = reading.reranked(rows, ranked, order[: reading.TOP], again, read.weights)
-                order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
+                likeliest = order[: reading.TOP]
+                again = read.values(row, [kept[i][0] for i in likeliest])
+                if again is not None:
+                    ranked = reading.reranked(rows, ranked, likeliest, again, read.weights)
+                    order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
         else:
             weighed = [v for _, v in kept]
             if support_weight > 0 and evidence is not None and kinds:
