@@ -321,27 +321,27 @@ def test_appending_to_a_record_without_sentences_text_keeps_none() -> None:
     assert count(meant.sentence_vectors) == 2 and (meant.texts, meant.starts) == ([], [])
 
 
-def _folder_with_reader(checkpoint_dir: Path, target: Path, weights: list[float]) -> Path:
+@pytest.fixture
+def reader_folder(checkpoint_dir: Path, tmp_path: Path) -> Path:
+    """The test checkpoints with linear's fitted ranking and a pair reader (its head unfitted):
+    the ranking's weights count how often a name is named (Halden Group first); reading(e)
+    weighs 1."""
     linear_id = load_checkpoint(checkpoint_dir / "linear.pt").model_id
-    folder = _checkpoints_with_ranking(checkpoint_dir, target, "linear", linear_id)
+    folder = _checkpoints_with_ranking(checkpoint_dir, tmp_path / "c", "linear", linear_id)
     reader = _reader()
     with torch.no_grad():
-        reader.weights.copy_(torch.tensor(weights))
+        reader.weights.copy_(torch.tensor([*MOST_NAMED, 1.0]))
     save(reader, folder / FILE, {"fitted_on": ["test"]})
     return folder
 
 
 async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads(
     app_client: AppClient,
-    checkpoint_dir: Path,
-    tmp_path: Path,
+    reader_folder: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import encoder.text.reading as reading
 
-    # The ranking's weights count how often a name is named (Halden Group first); reading(e)
-    # weighs 1.
-    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
     calls: list[str] = []
 
     def read_kari(reader: Any, question: str, candidates: Any) -> list[float]:
@@ -354,7 +354,7 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
     monkeypatch.setattr(reading, "reading_values", read_kari)
     question = {"queries": ["Who signed the deal for Nordvik Shipping?"], "top_k": 5}
     for on in (False, True):
-        async with app_client(modes=["linear"], checkpoint_dir=folder, reading=on) as client:
+        async with app_client(modes=["linear"], checkpoint_dir=reader_folder, reading=on) as client:
             await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
             await wait_status(client, "deal", "indexed")
             for _ in range(2):
@@ -378,13 +378,12 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
 
 
 async def test_the_reader_meets_the_longest_question_and_no_candidate(
-    app_client: AppClient, checkpoint_dir: Path, tmp_path: Path
+    app_client: AppClient, reader_folder: Path
 ) -> None:
     """The real reader end to end: a question of nearly 4,000 characters (the request's limit)
     is longer than a pair may be; it is cut, read and answered; a question that leaves no
     candidate is answered with none. Never a 500."""
-    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
-    async with app_client(modes=["linear"], checkpoint_dir=folder, reading=True) as client:
+    async with app_client(modes=["linear"], checkpoint_dir=reader_folder, reading=True) as client:
         await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
         await wait_status(client, "deal", "indexed")
         for question in (
@@ -428,13 +427,12 @@ ODD_QUESTIONS = [
 
 
 async def test_odd_documents_and_questions_through_the_real_reader(
-    app_client: AppClient, checkpoint_dir: Path, tmp_path: Path
+    app_client: AppClient, reader_folder: Path
 ) -> None:
     """Text and questions unlike the stories (one sentence, capitals, a bare list, other
     scripts, many names; emoji, invisible and bidirectional characters, a question naming
     every entity) reach the pair reader itself: answered, or one question refused, never 500."""
-    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
-    async with app_client(modes=["linear"], checkpoint_dir=folder, reading=True) as client:
+    async with app_client(modes=["linear"], checkpoint_dir=reader_folder, reading=True) as client:
         docs = [{"id": k, "text": v} for k, v in ODD_DOCUMENTS.items()]
         await client.post("/v1/documents", json={"documents": docs})
         read = 0
@@ -449,13 +447,11 @@ async def test_odd_documents_and_questions_through_the_real_reader(
 
 async def test_requests_behind_too_many_waiting_questions_are_answered_without_reading(
     app_client: AppClient,
-    checkpoint_dir: Path,
-    tmp_path: Path,
+    reader_folder: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import encoder.text.reading as reading
 
-    folder = _folder_with_reader(checkpoint_dir, tmp_path / "c", [*MOST_NAMED, 1.0])
     reading_started = threading.Event()
 
     def slow(reader: Any, question: str, candidates: Any) -> list[float]:
@@ -465,7 +461,7 @@ async def test_requests_behind_too_many_waiting_questions_are_answered_without_r
 
     monkeypatch.setattr(reading, "reading_values", slow)
     async with app_client(
-        modes=["linear"], checkpoint_dir=folder, reading=True, reading_max_waiting=1
+        modes=["linear"], checkpoint_dir=reader_folder, reading=True, reading_max_waiting=1
     ) as client:
         await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
         await wait_status(client, "deal", "indexed")
