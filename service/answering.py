@@ -63,7 +63,7 @@ from service.errors import BadRequest, TooLarge
 from service.held_states import HeldStates
 from service.indexing import require_current
 from service.metrics import Metrics
-from service.readers import LoadedModel, ServedModels, checkpoint_dir
+from service.readers import LoadedModel, ServedModels, pair_reader_path
 from service.schemas import AnswersIn
 from service.settings import Settings
 from store.base import DocumentStore
@@ -465,8 +465,8 @@ class AnswerService:
     def _pair_reader(self) -> tuple[reading.PairReader, list[float]] | None:
         """The pair reader and its weights, where the settings serve it and it is fitted
         (loaded with the readers, which log where it is missing: service.readers)."""
-        path = checkpoint_dir(self.settings) / reading.FILE
-        if not (self.settings.reading and self.settings.meaning and path.is_file()):
+        path = pair_reader_path(self.settings)
+        if path is None:
             return None
         reader = reading.loaded(path)
         return reader, reader.weights.detach().tolist()

@@ -216,11 +216,18 @@ def checkpoint_path(settings: Settings, mode: str) -> Path:
     return checkpoint_dir(settings) / f"{mode}.pt"
 
 
+def pair_reader_path(settings: Settings) -> Path | None:
+    """Where the served pair reader is kept: None where the settings serve none (it reads
+    beside meaning(e), so both must be on) or the checkpoints hold none."""
+    path = checkpoint_dir(settings) / reading.FILE
+    return path if settings.reading and settings.meaning and path.is_file() else None
+
+
 def _load_pair_reader(settings: Settings) -> None:
     """The pair reader loaded now, where it is fitted; on by default, checkpoints without one
     are served without it (logged), but asked for by name a missing one fails the start."""
     path = checkpoint_dir(settings) / reading.FILE
-    if path.is_file():
+    if pair_reader_path(settings) is not None:
         reading.loaded(path)
         log.info("loaded the pair reader from %s", path)
     elif "reading" in settings.model_fields_set:
