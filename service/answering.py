@@ -265,12 +265,13 @@ def pair_reading(
 
 
 class Reading(NamedTuple):
-    """The pair reader's second look at a question's TOP likeliest candidates
+    """The pair reader's second look at a question's likeliest candidates
     (encoder.text.reading): their reading(e) (None: not read) and the weights it was fitted
     with."""
 
     values: Callable[[int, list[int]], list[float] | None]  # (question row, slots)
     weights: Sequence[float]
+    candidates: int = reading.TOP  # how many of the likeliest it reads
 
 
 def rank_answers(
@@ -304,7 +305,7 @@ def rank_answers(
     question) is ranked instead by the weights fitted for the model (model.ranking:
     encoder.text.ranking), where it has them: with meanings (per question, its `Meanings`, or
     None) the weights with meaning(e) and role(e), without them the plain ones; with `read`,
-    the TOP likeliest of those are ranked again with their reading(e)."""
+    the likeliest of those (read.candidates) are ranked again with their reading(e)."""
     width = max(model.max_entities, n_entities)  # beyond E when the document names more
     # The support shares are over the reader's RERANK_POOL likeliest, whatever the ranking.
     pool = min(n_entities, max(top_k, RERANK_POOL) if evidence is not None else top_k)
@@ -339,7 +340,7 @@ def rank_answers(
             ranked = probabilities(rows, fitted)
             order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
             if read is not None and meaning is not None:
-                likeliest = order[: reading.TOP]
+                likeliest = order[: read.candidates]
                 again = read.values(row, [kept[i][0] for i in likeliest])
                 if again is not None:
                     ranked = reading.reranked(rows, ranked, likeliest, again, read.weights)
@@ -587,7 +588,7 @@ class AnswerService:
             values = functools.partial(
                 self._read, pair[0], record, body.queries, prepared, meanings
             )
-            read = Reading(values, pair[1])
+            read = Reading(values, pair[1], self.settings.reading_candidates)
         rank = functools.partial(
             rank_answers,
             model,

@@ -94,7 +94,7 @@ class AnswersIn(_Body):
         default=True,
         description="Where the service serves the pair reader (CHEAPQA_READING), read each "
         "question asked in words beside the sentences naming its likeliest answers and rank "
-        "those again (about 0.1 s a question not read lately, on one CPU thread: "
+        "those again (about 0.1-0.15 s a question not read lately, on one CPU thread: "
         "BENCHMARKS.md); false ranks by the lookup and the fitted features alone, in about a "
         "millisecond. Each result's `read` says whether it was read.",
     )

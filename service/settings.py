@@ -81,12 +81,22 @@ class Settings(BaseSettings):
     reading: bool = Field(
         default=True,
         description="With meaning on, read each question asked in words beside the sentences "
-        "naming its 8 likeliest answers with the pair reader (encoder/text/reading.py, "
-        "reading.pt beside the checkpoints, fitted by `cheapqa bench fit-reading`) and rank "
+        "naming its likeliest answers (`reading_candidates`) with the pair reader "
+        "(encoder/text/reading.py, reading.pt beside the checkpoints, fitted by `cheapqa bench "
+        "fit-reading`) and rank "
         "those again with what it reads (a request's `reading: false` skips it). It runs the "
-        "sentence model on those sentences for every question not read lately: about 0.1 s a "
+        "sentence model on those sentences for every question not read lately: about 0.1-0.15 s a "
         "question on one CPU thread (BENCHMARKS.md). Checkpoints without reading.pt are "
         "served without it (logged); set to true explicitly, a missing one fails the start.",
+    )
+    reading_candidates: int = Field(
+        default=8,
+        ge=1,
+        le=32,
+        description="How many of a question's likeliest answers the pair reader reads (it is "
+        "fitted on 8). Its time grows with them: 4 take about half the time of 8 (76 against "
+        "142 ms a question on one CPU thread) and answered 0.1 to 0.9 points fewer questions "
+        'right on the story sets (RESULTS.md, "Ideas tried").',
     )
     reading_max_waiting: int = Field(
         default=64,

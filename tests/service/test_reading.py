@@ -335,6 +335,12 @@ def reader_folder(checkpoint_dir: Path, tmp_path: Path) -> Path:
     return folder
 
 
+MANY = (
+    "Anna Berg signed the lease with Tom Dahl. Marit Lie and Per Holm watched. "
+    "Kari Lund, Ola Nilsen and Eva Strand had left before Jonas Aas arrived."
+)
+
+
 async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads(
     app_client: AppClient,
     reader_folder: Path,
@@ -343,9 +349,11 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
     import encoder.text.reading as reading
 
     calls: list[str] = []
+    read: list[int] = []
 
     def read_kari(reader: Any, question: str, candidates: Any) -> list[float]:
         calls.append(question)
+        read.append(len(candidates))
         return [
             20.0 if any(text[a:b] == "Kari Lund" for text, spans in per for a, b in spans) else 0.0
             for per in candidates
@@ -375,6 +383,19 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
             assert response.json()["results"][0]["read"] is False
     # Read once with reading on: the question asked again was read from what was kept.
     assert calls == [question["queries"][0]]
+    # A document naming more: its likeliest `reading_candidates` are read, 8 by default.
+    for candidates in (None, 4):
+        chosen = {} if candidates is None else {"reading_candidates": candidates}
+        folder = reader_folder
+        async with app_client(
+            modes=["linear"], checkpoint_dir=folder, reading=True, **chosen
+        ) as client:
+            await client.post("/v1/documents", json={"id": "many", "text": MANY})
+            await wait_status(client, "many", "indexed")
+            body = {"queries": ["Who signed the lease?"]}
+            response = await client.post("/v1/documents/many/answers", json=body)
+            assert response.json()["results"][0]["read"] is True
+    assert read[1:] == [reading.TOP, 4]
 
 
 async def test_the_reader_meets_the_longest_question_and_no_candidate(
