@@ -226,17 +226,18 @@ def pair_reader_path(settings: Settings) -> Path | None:
 def _load_pair_reader(settings: Settings) -> None:
     """The pair reader loaded now, where it is fitted; on by default, checkpoints without one
     are served without it (logged), but asked for by name a missing one fails the start."""
+    found = pair_reader_path(settings)
+    if found is not None:
+        reading.loaded(found)
+        log.info("loaded the pair reader from %s", found)
+        return
     path = checkpoint_dir(settings) / reading.FILE
-    if pair_reader_path(settings) is not None:
-        reading.loaded(path)
-        log.info("loaded the pair reader from %s", path)
-    elif "reading" in settings.model_fields_set:
+    if "reading" in settings.model_fields_set:
         raise FileNotFoundError(
             f"CHEAPQA_READING is on but there is no pair reader at {path}: fit one "
             "with `cheapqa bench fit-reading`, or set CHEAPQA_READING=false"
         )
-    else:
-        log.warning("no pair reader at %s: questions are answered without it", path)
+    log.warning("no pair reader at %s: questions are answered without it", path)
 
 
 def load_models(settings: Settings, answering: bool = True) -> dict[str, LoadedModel]:

@@ -83,11 +83,11 @@ class Settings(BaseSettings):
         description="With meaning on, read each question asked in words beside the sentences "
         "naming its likeliest answers (`reading_candidates`) with the pair reader "
         "(encoder/text/reading.py, reading.pt beside the checkpoints, fitted by `cheapqa bench "
-        "fit-reading`) and rank "
-        "those again with what it reads (a request's `reading: false` skips it). It runs the "
-        "sentence model on those sentences for every question not read lately: about 0.1-0.15 s a "
-        "question on one CPU thread (BENCHMARKS.md). Checkpoints without reading.pt are "
-        "served without it (logged); set to true explicitly, a missing one fails the start.",
+        "fit-reading`) and rank those again with what it reads (a request's `reading: false` "
+        "skips it). It runs the sentence model on those sentences for every question not read "
+        "lately: about 0.1-0.15 s a question on one CPU thread (BENCHMARKS.md). Checkpoints "
+        "without reading.pt are served without it (logged); set to true explicitly, a missing "
+        "one fails the start.",
     )
     reading_candidates: int = Field(
         default=8,

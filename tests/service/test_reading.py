@@ -386,9 +386,8 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
     # A document naming more: its likeliest `reading_candidates` are read, 8 by default.
     for candidates in (None, 4):
         chosen = {} if candidates is None else {"reading_candidates": candidates}
-        folder = reader_folder
         async with app_client(
-            modes=["linear"], checkpoint_dir=folder, reading=True, **chosen
+            modes=["linear"], checkpoint_dir=reader_folder, reading=True, **chosen
         ) as client:
             await client.post("/v1/documents", json={"id": "many", "text": MANY})
             await wait_status(client, "many", "indexed")
