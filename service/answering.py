@@ -272,6 +272,7 @@ class Reading(NamedTuple):
     values: Callable[[int, list[int]], list[float] | None]  # (question row, slots)
     weights: Sequence[float]
     candidates: int = reading.TOP  # how many of the likeliest it reads
+    abstain: float = float("-inf")  # the logit of "none of these" (PairReader.abstain)
 
 
 def rank_answers(
@@ -343,7 +344,9 @@ def rank_answers(
                 likeliest = order[: read.candidates]
                 again = read.values(row, [kept[i][0] for i in likeliest])
                 if again is not None:
-                    ranked = reading.reranked(rows, ranked, likeliest, again, read.weights)
+                    ranked = reading.reranked(
+                        rows, ranked, likeliest, again, read.weights, read.abstain
+                    )
                     order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
         else:
             weighed = [v for _, v in kept]
@@ -463,14 +466,15 @@ class AnswerService:
         self._reading_thread.shutdown(wait=True, cancel_futures=True)
 
     @functools.cached_property
-    def _pair_reader(self) -> tuple[reading.PairReader, list[float]] | None:
-        """The pair reader and its weights, where the settings serve it and it is fitted
-        (loaded with the readers, which log where it is missing: service.readers)."""
+    def _pair_reader(self) -> tuple[reading.PairReader, list[float], float] | None:
+        """The pair reader, its weights and its abstain logit, where the settings serve it
+        and it is fitted (loaded with the readers, which log where it is missing:
+        service.readers)."""
         path = pair_reader_path(self.settings)
         if path is None:
             return None
         reader = reading.loaded(path)
-        return reader, reader.weights.detach().tolist()
+        return reader, reader.weights.detach().tolist(), float(reader.abstain)
 
     def _read(
         self,
@@ -588,7 +592,7 @@ class AnswerService:
             values = functools.partial(
                 self._read, pair[0], record, body.queries, prepared, meanings
             )
-            read = Reading(values, pair[1], self.settings.reading_candidates)
+            read = Reading(values, pair[1], self.settings.reading_candidates, pair[2])
         rank = functools.partial(
             rank_answers,
             model,

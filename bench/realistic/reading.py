@@ -2,7 +2,8 @@
 say what it is worth on sets it did not see.
 
     cheapqa bench fit-reading [--sets dev,test,...] [--folds 6] [--questions FILE]
-                              [--epochs 3] [--device cpu|cuda] [--out FILE] [--dry-run]
+                              [--epochs 3] [--abstain 0.25] [--device cpu|cuda]
+                              [--out FILE] [--dry-run]
 
 Each story is indexed by the service (as `cheapqa bench fit-ranking` does) and each question's
 TOP likeliest candidates under the shipped linear ranking kept, with their features and, per
@@ -90,6 +91,7 @@ def questions_to_read(
                     [list(q.rows[i]) for i in top],
                     [q.right[i] for i in top],
                     read,
+                    sum(p[i] for i in top),
                 )
             )
     return out
@@ -131,7 +133,7 @@ def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_questions(path, questions)
         log(f"wrote {len(questions)} questions to {path}")
-    fitted = Settings(epochs=args.epochs, learning_rate=args.learning_rate)
+    fitted = Settings(epochs=args.epochs, learning_rate=args.learning_rate, abstain=args.abstain)
     if args.folds > 1:
         alone = held_out(questions, start, args.folds, fitted._replace(read=False), args.device)
         both = held_out(questions, start, args.folds, fitted, args.device, log)
@@ -161,5 +163,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--folds", type=int, default=1, help="held-out folds to score (1: none)")
     p.add_argument("--epochs", type=int, default=Settings().epochs)
     p.add_argument("--learning-rate", type=float, default=Settings().learning_rate)
+    p.add_argument(
+        "--abstain",
+        type=float,
+        default=Settings().abstain,
+        help='the weight of "none of these" beside the ranking (0: none fitted)',
+    )
     p.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
     p.add_argument("--out", type=Path, default=None, help=f"default: <checkpoint-dir>/{FILE}")

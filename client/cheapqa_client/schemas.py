@@ -112,7 +112,9 @@ class Answer(BaseModel):
         "from, the reader's weighted by support: for a cloze sentence p(e) ∝ reader_score(e) "
         "· exp(λ · support(e)), λ the request's support_weight (0: the reader's own); for a "
         "question asked in words, by weights fitted for the reader on hand-written stories, "
-        "where it has them (and there the best signal of whether the answer is right). "
+        "where it has them (and there the best signal of whether the answer is right); a "
+        "question the pair reader read (read: true) keeps a part for 'none of these', more "
+        "where no candidate reads as its answer, so its answers' scores sum to less than 1. "
         "Answers are ranked by it."
     )
     reader_score: float | None = Field(

@@ -111,6 +111,9 @@ class PairReader(nn.Module):
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
         self.weights = nn.Parameter(torch.zeros(N_WEIGHTS))
+        # The logit of "none of these" beside the candidates' scores: -inf (never) unless
+        # fitted (encoder.training.reading.Settings.abstain); a file without it keeps -inf.
+        self.abstain = nn.Parameter(torch.tensor(float("-inf")), requires_grad=False)
 
     def pair(self, question: str, sentence: str, spans: Sequence[Sequence[int]]) -> Pair | None:
         """The question read beside a sentence, the mention being `spans` ([start, end) in
@@ -209,7 +212,7 @@ def load(path: Path) -> PairReader:
     missing = reader.load_state_dict(
         {k: v.float() for k, v in kept["tensors"].items()}, strict=False
     ).missing_keys
-    unfitted = [k for k in missing if _is_fitted(k)]
+    unfitted = [k for k in missing if _is_fitted(k) and k != "abstain"]
     if unfitted:
         raise ValueError(f"{path}: missing {unfitted[:3]}")
     return reader.eval()
@@ -245,18 +248,21 @@ def reranked(
     top: Sequence[int],
     values: Sequence[float],
     weights: Sequence[float],
+    abstain: float = float("-inf"),
 ) -> list[float]:
     """The candidates' probabilities with the `top` ones' share given out again by softmax of
-    w · features + w_reading · reading(e) (values: their reading(e)); the others' unchanged."""
+    w · features + w_reading · reading(e) (values: their reading(e)) and the abstain logit
+    ("none of these": its part of the share is given to no candidate, so a question none of
+    whose candidates reads as its answer keeps low scores); the others' unchanged."""
     if not top:  # no candidate left (the question names every entity): nothing to give out
         return list(probabilities)
     scores = [
         sum(w * x for w, x in zip(weights[:-1], rows[i], strict=True)) + weights[-1] * v
         for i, v in zip(top, values, strict=True)
     ]
-    high = max(scores, default=0.0)
+    high = max([*scores, abstain])
     raised = [math.exp(x - high) for x in scores]
-    mass = sum(probabilities[i] for i in top) / sum(raised)
+    mass = sum(probabilities[i] for i in top) / (sum(raised) + math.exp(abstain - high))
     out = list(probabilities)
     for i, r in zip(top, raised, strict=True):
         out[i] = mass * r

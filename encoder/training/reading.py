@@ -1,12 +1,15 @@
 """Fitting the pair reader (encoder.text.reading) with the ranking's weights: each question's
 TOP candidates, ranked by softmax of w · features(e) + w_reading · reading(e), the right
-answers' log-probability maximised (as `cheapqa bench fit-ranking` fits w alone).
+answers' log-probability maximised (as `cheapqa bench fit-ranking` fits w alone); beside
+them an answer "none of these", its logit fitted on every question (the unanswerable and
+those whose answer is not among the candidates say "none"), so that a question none of
+whose candidates reads as its answer gets low scores.
 
 The questions come as a JSON file of `Question`s (`cheapqa bench fit-reading` writes it from
 the story sets), so the fit itself needs only torch and the sentence model: it runs where
-there is a GPU, or on the CPU (about half an hour for the 27 scored sets, 2 threads). A fit
-keeps its state every CHECKPOINT_EVERY steps and goes on from it when started again with the
-same file and settings.
+there is a GPU, or on the CPU (about 70 minutes for the 29 scored sets, 2 threads; a minute
+on an H100). A fit keeps its state every CHECKPOINT_EVERY steps and goes on from it when
+started again with the same file and settings.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import torch
+from torch import nn
 
 from encoder.text.reading import N_WEIGHTS, Pair, PairReader, base_model
 
@@ -30,6 +34,11 @@ WEIGHT_RATE = 1e-2  # the ranking's weights and reading(e)'s
 WARMUP = 50  # steps
 WEIGHT_DECAY = 0.01
 CHECKPOINT_EVERY = 25  # steps
+# The weight of "none of these" (PairReader.abstain) beside the ranking: its loss, whether a
+# question has a right candidate at all, times this (0: none fitted). 1 is the log-probability
+# of the right answer among the candidates and "none"; in held-out folds it cost accuracy
+# that 0.25 does not (RESULTS.md, "Ideas tried").
+ABSTAIN = 0.25
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class Question:
     rows: list[list[float]]  # encoder.text.ranking.features, per candidate
     right: list[bool]
     sentences: list[list[tuple[str, list[list[int]]]]]  # per candidate: (sentence, spans)
+    mass: float = 1.0  # the candidates' share of the ranking's probability before reading
 
     @property
     def told(self) -> bool:
@@ -64,6 +74,7 @@ def read_questions(path: Path) -> list[Question]:
             r["rows"],
             r["right"],
             [[(text, spans) for text, spans in per] for per in r["sentences"]],
+            r.get("mass", 1.0),
         )
         for r in json.loads(path.read_text(encoding="utf-8"))
     ]
@@ -74,6 +85,7 @@ class Settings(NamedTuple):
     learning_rate: float = LEARNING_RATE
     seed: int = 0
     read: bool = True  # False: the weights alone, reading(e) 0 (the comparison)
+    abstain: float = ABSTAIN
 
 
 DEFAULTS = Settings()
@@ -114,12 +126,32 @@ def candidate_scores(
     ]
 
 
-def _loss(scores: Sequence[torch.Tensor], questions: Sequence[Question]) -> torch.Tensor:
+def _loss(
+    scores: Sequence[torch.Tensor],
+    questions: Sequence[Question],
+    abstain: torch.Tensor,
+    weight: float = 0.0,
+) -> torch.Tensor:
+    """The mean negative log-probability of the right candidates among them (a question
+    with a right candidate and a wrong one), plus, weighed by `weight`, that of whether any
+    candidate is right against "none of these" (the abstain logit): together, at weight 1,
+    the log-probability of the right answers among the candidates and "none"."""
     total = torch.zeros((), device=scores[0].device)
     for s, q in zip(scores, questions, strict=True):
         right = torch.tensor(q.right, device=s.device)
-        total = total + torch.logsumexp(s, 0) - torch.logsumexp(s[right], 0)
+        every = torch.logsumexp(s, 0)
+        if q.told:
+            total = total + every - torch.logsumexp(s[right], 0)
+        if weight > 0:
+            some = every - abstain  # the logit of "a candidate is right"
+            total = total + weight * nn.functional.softplus(-some if any(q.right) else some)
     return total / len(questions)
+
+
+def _teaches(q: Question, settings: Settings) -> bool:
+    """Whether a question tells the fit anything: a right candidate and a wrong one; with
+    an abstain fitted, any question with candidates (where none is right, "none" is)."""
+    return bool(q.rows) if settings.abstain > 0 else q.told
 
 
 def fit(
@@ -137,10 +169,14 @@ def fit(
     reader = PairReader(bert, tokenizer, seed=settings.seed).to(device)
     with torch.no_grad():
         reader.weights.copy_(torch.tensor([*start, 1.0]))
-    told = [q for q in questions if q.told]
+        if settings.abstain > 0:
+            reader.abstain.fill_(0.0)
+    reader.abstain.requires_grad = settings.abstain > 0
+    told = [q for q in questions if _teaches(q, settings)]
     pairs = [_pairs(reader, q) for q in told] if settings.read else [[] for _ in told]
     adapter = [p for n, p in reader.named_parameters() if n.endswith((".A", ".B"))]
-    groups = [{"params": [reader.weights], "lr": WEIGHT_RATE}]
+    rated = [reader.weights, reader.abstain] if settings.abstain > 0 else [reader.weights]
+    groups = [{"params": rated, "lr": WEIGHT_RATE}]
     if settings.read:
         groups += [
             {"params": list(reader.head.parameters()), "lr": HEAD_RATE},
@@ -172,7 +208,8 @@ def fit(
                 continue
             batch = order[at : at + BATCH]
             qs = [told[i] for i in batch]
-            loss = _loss(candidate_scores(reader, qs, [pairs[i] for i in batch], settings.read), qs)
+            scores = candidate_scores(reader, qs, [pairs[i] for i in batch], settings.read)
+            loss = _loss(scores, qs, reader.abstain, settings.abstain)
             loss.backward()
             optimiser.step()
             schedule.step()
@@ -200,7 +237,8 @@ class Answered(NamedTuple):
     group: str
     answerable: bool
     right: bool  # the top candidate is a right answer (never for an unanswerable question)
-    probability: float  # its probability over the candidates read
+    probability: float  # its probability over the candidates read (and "none", if fitted)
+    score: float  # as served: that times the candidates' share before reading (Question.mass)
 
 
 def answer(
@@ -217,11 +255,12 @@ def answer(
             found = iter(candidate_scores(reader, asked, pairs, read))
             for q in qs:
                 if not q.rows:
-                    out.append(Answered(q.group, q.answerable, False, 0.0))
+                    out.append(Answered(q.group, q.answerable, False, 0.0, 0.0))
                     continue
-                p = torch.softmax(next(found), 0)
+                p = torch.softmax(torch.cat([next(found), reader.abstain[None]]), 0)[:-1]
                 top = int(p.argmax())
-                out.append(Answered(q.group, q.answerable, bool(q.right[top]), float(p[top])))
+                right, chance = bool(q.right[top]), float(p[top])
+                out.append(Answered(q.group, q.answerable, right, chance, chance * q.mass))
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -268,6 +269,55 @@ def test_the_top_candidates_share_is_given_out_again_by_what_is_read() -> None:
     assert again == pytest.approx([0.2, 0.6, 0.2])
     # None left to read (the question names every entity): nothing changes, nothing fails.
     assert reranked([], [], [], [], [0.0, 1.0, 1.0]) == []
+    # "None of these" (abstain logit 1, as likely as the first, scored 1) takes its part of the 0.8
+    # from both: the order kept, the share given to no candidate.
+    held = reranked(rows, probabilities, [0, 1], [0.0, math.log(3.0)], [0.0, 1.0, 1.0], 1.0)
+    assert held == pytest.approx([0.16, 0.48, 0.2])
+    far = reranked(rows, probabilities, [0, 1], [0.0, 0.0], [0.0, 1.0, 1.0], 800.0)
+    assert far == pytest.approx([0.0, 0.0, 0.2])  # no overflow however sure it is
+
+
+def test_the_abstain_loss_is_the_log_probability_among_the_candidates_and_none() -> None:
+    told, none_right = (
+        _toy()[0],
+        dataclasses.replace(_toy()[0], answerable=False, right=[False, False]),
+    )
+    s = torch.tensor([0.5, 2.0])
+    b = torch.tensor(1.0)
+    every = torch.log(s.exp().sum() + b.exp())
+    assert training._loss([s], [told], b, 1.0) == pytest.approx(float(every - s[1]))
+    assert training._loss([s], [none_right], b, 1.0) == pytest.approx(float(every - b))
+    # Weight 0: the ranking's loss alone, a question with no right candidate telling nothing.
+    assert training._loss([s], [told], b) == pytest.approx(float(torch.logsumexp(s, 0) - s[1]))
+    assert training._loss([s], [none_right], b) == 0.0
+
+
+def test_a_fitted_abstain_is_kept_and_one_never_fitted_never_abstains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(training, "WARMUP", 1)
+    # The toy's questions and the same read of a story that answers none of them.
+    questions = _toy()
+    questions += [
+        dataclasses.replace(q, group="none", answerable=False, right=[False, False]) for q in _toy()
+    ]
+    settings = FitSettings(epochs=10, learning_rate=5e-3, abstain=1.0)
+    reader = fit(questions, [0.0] * (N_WEIGHTS - 1), settings)
+    fitted = float(reader.abstain)
+    assert math.isfinite(fitted) and fitted != 0.0  # started at 0, moved
+    answered = answer(reader, questions)
+    assert all(a.probability < 0.9 for a in answered)  # "none" keeps a part of every question
+    path = tmp_path / "reading.pt"
+    save(reader, path, {"fitted_on": ["toy"]})
+    assert float(load(path).abstain) == pytest.approx(fitted, abs=0.01)
+    # A file from before the abstain (no such tensor) loads as never abstaining.
+    kept = torch.load(path, weights_only=True)
+    del kept["tensors"]["abstain"]
+    torch.save(kept, path)
+    assert float(load(path).abstain) == float("-inf")
+    assert float(
+        fit(_toy(), [0.0] * (N_WEIGHTS - 1), settings._replace(epochs=1, abstain=0.0)).abstain
+    ) == float("-inf")
 
 
 def test_a_candidates_sentences_are_its_nearest_with_its_mentions_in_each() -> None:
@@ -395,6 +445,36 @@ async def test_a_question_in_words_is_ranked_again_by_what_the_pair_reader_reads
             response = await client.post("/v1/documents/many/answers", json=body)
             assert response.json()["results"][0]["read"] is True
     assert read[1:] == [reading.TOP, 4]
+
+
+async def test_a_fitted_abstain_lowers_the_scores_read_and_keeps_their_order(
+    app_client: AppClient,
+    reader_folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import encoder.text.reading as reading
+
+    monkeypatch.setattr(reading, "reading_values", lambda r, q, candidates: [0.0] * len(candidates))
+    abstaining = tmp_path / "abstaining"
+    shutil.copytree(reader_folder, abstaining)
+    reader = load(reader_folder / FILE)
+    with torch.no_grad():
+        reader.abstain.fill_(2.0)
+    save(reader, abstaining / FILE, {"fitted_on": ["test"]})
+    answers = []
+    for folder in (reader_folder, abstaining):
+        async with app_client(modes=["linear"], checkpoint_dir=folder, reading=True) as client:
+            await client.post("/v1/documents", json={"id": "deal", "text": TEXT})
+            await wait_status(client, "deal", "indexed")
+            body = {"queries": ["Who signed the deal for Nordvik Shipping?"], "top_k": 3}
+            response = await client.post("/v1/documents/deal/answers", json=body)
+            [result] = response.json()["results"]
+            assert result["read"]
+            answers.append([(a["entity"], a["score"]) for a in result["answers"]])
+    plain, held = answers
+    assert [e for e, _ in held] == [e for e, _ in plain]
+    assert all(h < p for (_, h), (_, p) in zip(held, plain, strict=True))
 
 
 async def test_the_reader_meets_the_longest_question_and_no_candidate(
