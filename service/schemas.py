@@ -69,8 +69,8 @@ class AnswersIn(_Body):
     queries: list[Annotated[str, Field(min_length=1, max_length=4000)]] = Field(
         min_length=1,
         description="Cloze sentences with exactly one @placeholder, or plain questions "
-        "starting with Who, Whom, Whose, '(In) Which/What <noun>' or Where, turned into cloze "
-        "sentences. "
+        "starting with Who, Whom, Whose, '(In) Which/What <noun>' or Where, or asking what a "
+        "thing is called ('What will the new firm be called?'), turned into cloze sentences. "
         "Answers are the document's names (people, organisations, places), never a nationality "
         "word ('Palestinian'): ask for the country or group by its name.",
     )

@@ -44,7 +44,8 @@ FORMS = (
     "with Who, Whom, Whose, '(In) Which/What <noun>' or Where (e.g. 'Who drove Anna home?', "
     "'Whom did Marcus drive home?', 'Who was Anna talking to?', 'Whose dog barked?', "
     "'Which company did Marcus buy?', 'In which town did Anna live?', "
-    "'Where did Anna study?'); the answer is always one of the document's entities"
+    "'Where did Anna study?', 'What is the new firm called?'); the answer is always one "
+    "of the document's entities"
 )
 
 
@@ -425,6 +426,8 @@ def to_cloze(question: str) -> str:
     lead, words = _lead_and_words(question)
     if words and words[0].lower() == "where":
         cloze = _where_clause(words[1:], question)
+    elif (naming := _naming_clause(words)) is not None:
+        cloze = naming
     else:
         wh = _wh_phrase(words) if words else None
         if wh is None or not wh[1]:
@@ -434,6 +437,29 @@ def to_cloze(question: str) -> str:
     # A phrase before the wh-word ("Apart from Fort William, where ...") follows the
     # statement, so its words (and the names it leaves out) stay in the question.
     return " , ".join([cloze, " ".join(lead)] if lead else [cloze]).replace(" , ", ", ")
+
+
+_NAMED = ("called", "named")
+_BE = _words("is was are were")
+
+
+def _naming_clause(words: list[str]) -> str | None:
+    """A question asking what a thing is called, as a statement in its tense: "What will the
+    merged company be called?" -> "the merged company will be called @placeholder", "What
+    was the name of the man's business?" -> "the man's business was called @placeholder";
+    None for any other question."""
+    low = [w.lower() for w in words]
+    if len(low) < 4 or low[0] != "what" or low[1] not in _KEPT_AUXILIARIES:
+        return None
+    if low[1] in _BE and low[2:4] == ["the", "name"] and len(low) > 5 and low[4] == "of":
+        subject, verb = words[5:], [low[1], "called"]
+    elif low[-1] in _NAMED:
+        subject, verb = words[2:-1], [low[1], low[-1]]
+        if subject and subject[-1].lower() in ("be", "been"):  # "will ... be called"
+            verb.insert(1, subject.pop().lower())
+    else:
+        return None
+    return " ".join([*subject, *verb, PLACEHOLDER]) if subject else None
 
 
 # What a question asks for.

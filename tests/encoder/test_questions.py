@@ -265,6 +265,17 @@ from encoder.text.questions import (
         ),
         ("Where was the new filling line built?", "the new filling line was built in @placeholder"),
         ("Whom is Anna visiting tomorrow?", "Anna is visiting @placeholder tomorrow"),
+        # What a thing is called, in the question's tense.
+        (
+            "What will the merged company be called?",
+            "the merged company will be called @placeholder",
+        ),
+        ("What is the new firm called?", "the new firm is called @placeholder"),
+        ("What has the studio been named?", "the studio has been named @placeholder"),
+        (
+            "What was the name of the convicted man's business?",
+            "the convicted man's business was called @placeholder",
+        ),
     ],
 )
 def test_plain_questions_become_cloze_sentences(question: str, cloze: str) -> None:
@@ -284,6 +295,9 @@ def test_cloze_sentences_pass_through_unchanged() -> None:
     "question",
     [
         "What did Anna eat?",
+        "What is called?",
+        "What is the name?",
+        "What was the ship named after?",
         "Where?",
         "Where Anna?",
         "In which?",

@@ -303,7 +303,7 @@ def test_a_fitted_abstain_is_kept_and_one_never_fitted_never_abstains(
     ]
     settings = FitSettings(epochs=10, learning_rate=5e-3, abstain=1.0)
     reader = fit(questions, [0.0] * (N_WEIGHTS - 1), settings)
-    fitted = float(reader.abstain)
+    fitted = float(reader.abstain.detach())
     assert math.isfinite(fitted) and fitted != 0.0  # started at 0, moved
     answered = answer(reader, questions)
     assert all(a.probability < 0.9 for a in answered)  # "none" keeps a part of every question
