@@ -440,7 +440,6 @@ def to_cloze(question: str) -> str:
 
 
 _NAMED = ("called", "named")
-_BE = _words("is was are were")
 
 
 def _naming_clause(words: list[str]) -> str | None:

@@ -87,6 +87,11 @@ class Settings(NamedTuple):
     read: bool = True  # False: the weights alone, reading(e) 0 (the comparison)
     abstain: float = ABSTAIN
 
+    @property
+    def abstains(self) -> bool:
+        """Whether "none of these" is fitted."""
+        return self.abstain > 0
+
 
 DEFAULTS = Settings()
 
@@ -151,7 +156,7 @@ def _loss(
 def _teaches(q: Question, settings: Settings) -> bool:
     """Whether a question tells the fit anything: a right candidate and a wrong one; with
     an abstain fitted, any question with candidates (where none is right, "none" is)."""
-    return bool(q.rows) if settings.abstain > 0 else q.told
+    return bool(q.rows) if settings.abstains else q.told
 
 
 def fit(
@@ -169,13 +174,13 @@ def fit(
     reader = PairReader(bert, tokenizer, seed=settings.seed).to(device)
     with torch.no_grad():
         reader.weights.copy_(torch.tensor([*start, 1.0]))
-        if settings.abstain > 0:
+        if settings.abstains:
             reader.abstain.fill_(0.0)
-    reader.abstain.requires_grad = settings.abstain > 0
+    reader.abstain.requires_grad = settings.abstains
     told = [q for q in questions if _teaches(q, settings)]
     pairs = [_pairs(reader, q) for q in told] if settings.read else [[] for _ in told]
     adapter = [p for n, p in reader.named_parameters() if n.endswith((".A", ".B"))]
-    rated = [reader.weights, reader.abstain] if settings.abstain > 0 else [reader.weights]
+    rated = [reader.weights, reader.abstain] if settings.abstains else [reader.weights]
     groups = [{"params": rated, "lr": WEIGHT_RATE}]
     if settings.read:
         groups += [
