@@ -14,7 +14,11 @@ them) and where it is named in each. Those questions are written to
 carried to a machine with a GPU and fitted there with `--device cuda`.
 
 With `--folds` > 1 the sets are first dealt into that many folds and each scored by a reader
-fitted on the others, beside the ranking's weights fitted alone on the same candidates. Then
+fitted on the others, beside the ranking's weights fitted alone on the same candidates: the
+accuracy, how well the top answer's `score` (as served) and its probability among the
+candidates read tell right from wrong (AUROC, the unanswerable counted wrong), and the share
+of the questions a client keeping only the answers above one score gets right at 80%
+precision. Then
 the reader is fitted on every set and written (unless --dry-run). Sets kept unscored
 (`FROZEN`) are refused.
 """
@@ -28,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.realistic.fit import Candidates, add_set_arguments, collect, fitting, log
-from bench.realistic.report import auroc
+from bench.realistic.report import auroc, right_kept
 from bench.realistic.stories import Story
 from encoder.text.meaning import _sentence_of, embed, embed_questions, sentence_spans
 from encoder.text.ranking import probabilities
@@ -97,13 +101,19 @@ def questions_to_read(
     return out
 
 
-def _figures(answered: Sequence[Answered]) -> tuple[float, float]:
-    """(accuracy over the answerable questions, AUROC of the top answer's probability, right
-    against wrong, the unanswerable counted wrong)."""
+def _figures(answered: Sequence[Answered]) -> tuple[float, float, float, float]:
+    """(accuracy over the answerable questions; AUROC, right against wrong with the
+    unanswerable counted wrong, of the top answer's score as served and of its probability
+    over the candidates read; the share of the questions answered right by the answers kept
+    above the score that keeps 80% of them right)."""
     hits = [a.right for a in answered if a.answerable]
-    right = [a.probability for a in answered if a.right]
-    wrong = [a.probability for a in answered if not a.right]
-    return float(np.mean(hits)) if hits else 0.0, auroc(right, wrong)
+    right, wrong = [a for a in answered if a.right], [a for a in answered if not a.right]
+    return (
+        float(np.mean(hits)) if hits else 0.0,
+        auroc([a.score for a in right], [a.score for a in wrong]),
+        auroc([a.probability for a in right], [a.probability for a in wrong]),
+        right_kept([(a.score, a.right) for a in answered], 0.8),
+    )
 
 
 def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
@@ -137,11 +147,14 @@ def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
     if args.folds > 1:
         alone = held_out(questions, start, args.folds, fitted._replace(read=False), args.device)
         both = held_out(questions, start, args.folds, fitted, args.device, log)
-        print(f"| {MODE}, {args.folds} folds, top {TOP} candidates | accuracy | AUROC |")
-        print("|---|---:|---:|")
+        print(
+            f"| {MODE}, {args.folds} folds, top {TOP} candidates | accuracy "
+            "| AUROC of score | AUROC of probability | right kept at 80% |"
+        )
+        print("|---|---:|---:|---:|---:|")
         for name, answered in (("the ranking alone", alone), ("with reading(e)", both)):
-            accuracy, area = _figures(answered)
-            print(f"| {name} | {accuracy:.3f} | {area:.3f} |")
+            figures = " | ".join(f"{x:.3f}" for x in _figures(answered))
+            print(f"| {name} | {figures} |")
     if args.dry_run:
         return 0
     state = path.with_suffix(".state.pt")

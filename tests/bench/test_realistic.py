@@ -103,6 +103,25 @@ def test_right_kept_is_what_a_confidence_threshold_leaves_right() -> None:
     assert right_kept([(0.5, False)], 0.8) == 0.0
 
 
+def test_the_fitted_readers_figures_judge_the_score_as_served() -> None:
+    from bench.realistic.reading import _figures
+    from encoder.training.reading import Answered
+
+    # The probability among the candidates read ranks the wrong answer first; the score (that
+    # times the candidates' share before reading) ranks both right answers above it.
+    answered = [
+        Answered("a", True, True, 0.6, 0.5),
+        Answered("a", True, True, 0.7, 0.4),
+        Answered("a", True, False, 0.9, 0.3),
+        Answered("a", False, False, 0.5, 0.1),  # unanswerable: wrong
+    ]
+    accuracy, score_auroc, probability_auroc, kept = _figures(answered)
+    assert accuracy == pytest.approx(2 / 3)
+    assert score_auroc == pytest.approx(1.0)
+    assert probability_auroc == pytest.approx(0.5)  # above one wrong answer, below the other
+    assert kept == pytest.approx(2 / 4)
+
+
 def test_a_set_kept_unscored_is_scored_only_when_asked(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
