@@ -28,6 +28,7 @@ Rules, in the order they apply:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -85,6 +86,7 @@ MONTHS = _MONTH_ABBREVIATIONS | _words(
 _CALENDAR = MONTHS | _words(
     """
     monday tuesday wednesday thursday friday saturday sunday
+    mondays tuesdays wednesdays thursdays fridays saturdays sundays
     mon tue tues wed thu thur thurs fri sat sun
     """
 )
@@ -125,6 +127,37 @@ DEMONYMS = _words(
     lithuanian peruvian venezuelan moroccan algerian tunisian libyan ghanaian scottish maori
     """
 )
+
+
+@functools.cache
+def is_demonym(word: str) -> bool:
+    """Whether a lower-case word is an adjective of place (or faith): one of `DEMONYMS`, or a
+    word that the name table (encoder.text.name_kinds) finds a place's adjective by its
+    ending, "Transylvanian" of Transylvania, "Sudanese" of Sudan, "Chilean" of Chile: its
+    stem a place's name of four letters or more, and the word itself no person's name
+    ("Lucian" is one, though Lucia is a place)."""
+    if word in DEMONYMS:
+        return True
+    stems = _DEMONYM_STEMS.get(word[-3:], lambda w: ())(word)
+    if not stems or name_kind([word]).person >= _PERSON_NAME:
+        return False
+    for stem in stems:
+        kind = name_kind([stem])
+        if len(stem) >= 4 and kind.place >= _PLACE_NAME and kind.place > kind.person:
+            return True
+    return False
+
+
+# The names a place's adjective may come from, by its last three letters.
+_DEMONYM_STEMS = {
+    "ian": lambda w: (w[:-1], w[:-3], w[:-3] + "a", w[:-3] + "y"),  # Bavaria, Brazil, Canada
+    "ean": lambda w: (w[:-1], w[:-2]),  # Korea, Chile
+    "ese": lambda w: (w[:-3], w[:-3] + "a"),  # Sudan, Malta
+}
+_PERSON_NAME = 0.3  # a word the table gives at least this person's probability is a name
+_PLACE_NAME = 0.5
+
+
 # Common words that begin place names: at a sentence start they stay ("New Zealand's ...").
 _PLACE_OPENERS = _words(
     "new south north east west great united sri hong san santa los las el saint"
@@ -452,6 +485,9 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         # A title only where a name follows it ("King Abdullah"), not "Mervyn King"; a run
         # that ends in a title that is never a surname drops it ("Yesterday Dr").
         follows = title_end < len(words) and words[title_end] != "."
+        if title_end > k and _hyphen_joined(words, k):
+            k = title_end  # "Örme-Sen", a union's name: no title ("Sen") after a hyphen
+            continue
         if title_end > k and (
             follows or title_end - k == len(words) or words[title_end - 1] not in _SURNAMES
         ):
@@ -463,7 +499,7 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
                 last
                 and last[1] == i + k
                 and last[1] - last[0] == 1
-                and tokens[last[0]].text.lower() in DEMONYMS
+                and is_demonym(tokens[last[0]].text.lower())
             ):
                 pieces.pop()
             k = piece_start = title_end
@@ -481,6 +517,15 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         if a < b:
             trimmed.append((a, b))
     return trimmed
+
+
+def _hyphen_joined(words: Sequence[str], k: int) -> bool:
+    """Whether words[k] ends a hyphenated word whose first part is no title or its modifier:
+    "Örme-Sen" is one name; "Ex-President", "Vice-President" hold a title."""
+    if k < 2 or words[k - 1] != "-":
+        return False
+    before = words[k - 2]
+    return before.isalpha() and before not in TITLES | _TITLE_MODIFIERS | {"ex"}
 
 
 def _is_joiner(t: str) -> bool:
@@ -582,6 +627,8 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         words = surface.lower().split()
         if len(words) <= 2 and all(w in DEMONYMS for w in words[-1].split("-")):
             continue  # "Indian", "South Korean", "Spanish-Portuguese": adjectives of place
+        if len(words) == 1 and _before_its_noun(tokens, b) and is_demonym(words[0]):
+            continue  # "the Transylvanian town", not "Meridian said" or "the Mediterranean"
         if len(words) == 1 and not alias:
             word = tokens[a].text
             if _is_acronym(word):
@@ -593,6 +640,29 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
             initial = initial and not _named_by_context(tokens, b)
         found.append((a, surface, initial))
     return found
+
+
+def _before_its_noun(tokens: Sequence[_Token], b: int) -> bool:
+    """Whether the word at `b` reads as the noun an adjective before it describes: a plain
+    lower-case word in the singular that is no verb a name is the subject of ("the Taiwanese
+    company", "under Namibian law"; not "Meridian said", "Aegean plans", "Aegean cancelled")."""
+    if b >= len(tokens):
+        return False
+    word = tokens[b].text
+    return (
+        word.isalpha()
+        and word.islower()
+        and not word.endswith(("s", "ed"))
+        and word not in _NOT_NAMES
+        and word not in _SUBJECT_VERBS
+    )
+
+
+# Verbs a name is often the subject of that are neither past forms in -ed nor in -s.
+_SUBJECT_VERBS = _words(
+    "said told made took gave won lost paid sold bought led ran grew fell rose left began "
+    "became kept held met sent spent built brought thought found chose wrote"
+)
 
 
 def _role_opener(tokens: Sequence[_Token], a: int, b: int) -> bool:

@@ -104,7 +104,8 @@ ORG_NOUNS = _words(
     publisher exchange supplier manufacturer retailer miner producer exporter contractor
     brokerage consultancy provider utility watchdog body conglomerate drugmaker carmaker
     automaker chain subsidiary investor owner studio journal distributor squad police force
-    magazine label orchestra laboratory funder
+    magazine label orchestra laboratory funder unit office bureau directorate inspectorate
+    secretariat tribunal
     """
 )
 # "Halden's shares", "Halden's board": what a company owns.

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from encoder.text.entities import DEMONYMS
+from encoder.text.entities import is_demonym
 from encoder.text.kinds import ORG_NOUNS, ROLES
 from encoder.text.tokens import PLACEHOLDER
 from encoder.text.tokens import word_set as _words
@@ -231,7 +231,7 @@ def _do_subject(words: list[str], n: int) -> int:
         after = _word_after(words, j)
         if (
             word in _IRREGULAR_PAST
-            or word in _ADVERBS
+            or _is_adverb(word)
             or not after
             or after.lower() in _AFTER_VERB
             or not after.isalpha()
@@ -319,6 +319,17 @@ _POSSESSIVE = re.compile(r"'s$")
 _GENERIC_NOUNS = _words("person people one man woman men women someone somebody")
 # Words that end the wh-phrase's noun phrase: the verb's adverbs.
 _ADVERBS = _words("twice once also then later first last again still never already just")
+# Nouns in -ly a question's subject may hold; any other word in -ly of six letters or more is
+# an adverb ("currently", "formerly", "jointly"): no list of them is complete.
+_LY_NOUNS = _words("family assembly supply rally monopoly anomaly butterfly reply bully homily")
+
+
+def _is_adverb(word: str) -> bool:
+    """Whether `word` is an adverb that may stand between a subject and its verb."""
+    low = word.lower()
+    return low in _ADVERBS or (len(low) >= 6 and low.endswith("ly") and low not in _LY_NOUNS)
+
+
 _VERB_FORMS = frozenset(_IRREGULAR_PAST.values()) | _KEPT_AUXILIARIES | _DO
 MAX_NOUN_WORDS = 4
 NOUN_FORM = "the {noun} " + PLACEHOLDER
@@ -397,7 +408,7 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     subject, after = rest[1 : 1 + n], rest[1 + n :]
     if n == 0 or not after:
         return None  # "Who was the captain?": the auxiliary is the main verb
-    adverb = [after[0]] if after[0].lower() in _ADVERBS and len(after) > 1 else []
+    adverb = [after[0]] if _is_adverb(after[0]) and len(after) > 1 else []
     verb, tail = after[len(adverb)], after[1 + len(adverb) :]
     if aux == "did":
         verbs = [past_tense(verb)]
@@ -547,7 +558,7 @@ def asks_for(question: str) -> str | None:
         if noun in ORG_NOUNS:
             return ORGANISATION
         # "Which Brazilian ...?"; not "Which prosecutor's office ...?", an office's name
-        if n and (words[n] in ROLES or words[n] in DEMONYMS):
+        if n and (words[n] in ROLES or is_demonym(words[n])):
             return PERSON
     return None
 

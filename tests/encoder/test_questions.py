@@ -257,6 +257,12 @@ from encoder.text.questions import (
             "the four singers also performed with the professional ensemble @placeholder",
         ),
         ("Who was also arrested?", "@placeholder was also arrested"),
+        # An adverb in -ly, of any word; a noun before it is the subject's, not its verb.
+        (
+            "Which firm does the future chief executive currently run?",
+            "the future chief executive currently runs the firm @placeholder",
+        ),
+        ("Who did the family hire?", "the family hired @placeholder"),
         ("Whom will the board also appoint?", "the board will also appoint @placeholder"),
         # The participle that is the verb, not the one that describes a noun.
         (
@@ -354,8 +360,11 @@ def test_verb_forms(verb: str, past: str, third: str) -> None:
         ("Which law firm acted for Solvind?", ORGANISATION),
         ("Which goalkeeper saved the header?", PERSON),  # a role
         ("Which Brazilian sat on the jury?", PERSON),  # a nationality: a person
+        ("Which Namibian sat on the jury?", PERSON),  # one the name table knows
         ("At which airport does the airline hold slots?", PLACE),
         ("Which police force is investigating?", ORGANISATION),
+        ("Which municipal unit has been inspecting homes?", ORGANISATION),
+        ("Which Taiwanese firm paid?", ORGANISATION),
         ("Which cloud did Anna see?", None),  # its noun stays in the cloze
         ("Which state miner put its talks on hold?", ORGANISATION),  # the head noun: "miner"
         ("Marcus drove @placeholder home", None),
