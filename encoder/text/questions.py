@@ -211,6 +211,7 @@ _AFTER_VERB = (
     | _DETERMINERS
     | _CONJUNCTIONS
     | _words("him them me us as now today here there back up down out away and or")
+    | _words("most part some all much many more next")  # "shift most of", "move next spring"
 )
 
 
@@ -232,8 +233,10 @@ def _do_subject(words: list[str], n: int) -> int:
         if (
             word in _IRREGULAR_PAST
             or _is_adverb(word)
+            or _no_longer([word, after])
             or not after
             or after.lower() in _AFTER_VERB
+            or after.endswith("ing")  # "stop buying"
             or not after.isalpha()
             or after[:1].isupper()
         ):
@@ -244,10 +247,10 @@ def _do_subject(words: list[str], n: int) -> int:
 def _modal_subject(words: list[str], n: int) -> int:
     """After a modal ("would", "will", ...) a determiner's noun phrase runs on to the be/have
     that follows it: "would the new filling line be built" has the subject "the new filling
-    line", not "the new"."""
+    line", not "the new"; else to its verb, as after "did" ("will the new coach replace")."""
     if n == 2:
         be_have = _runs_on_to(words[: 2 + MAX_NOUN_WORDS], lambda w, _: w.lower() in ("be", "have"))
-        return be_have or n
+        return be_have or _do_subject(words, n)
     return n
 
 
@@ -301,7 +304,8 @@ def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
     if first in ("who", "whom"):
         return PLACEHOLDER, words[1:]
     if first == "whose" and len(words) > 1:
-        return f"{PLACEHOLDER} 's {words[1]}", words[2:]
+        n = _owned_length(words[1:])
+        return f"{PLACEHOLDER} 's {' '.join(words[1 : 1 + n])}", words[1 + n :]
     if first in ("which", "what"):
         n = _noun_phrase_length(words[1:])
         if n and _POSSESSIVE.search(words[n]):  # "Which union's protesters ...": the owner
@@ -315,10 +319,25 @@ def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
 _POSSESSIVE = re.compile(r"'s$")
 
 
+def _owned_length(words: list[str]) -> int:
+    """How many of `words` (after Whose) name what the answer owns: the words up to an
+    auxiliary that a subject follows ("Whose security camera footage did investigators
+    examine?", "Whose place in the team will the new signing take?"), else the first alone
+    ("Whose pilots will strike?", "Whose lawyer says he ...?": a verb ends the search)."""
+    for n in range(1, min(len(words) - 1, MAX_NOUN_WORDS + 1)):
+        low = words[n].lower()
+        if low in _DO or low in _KEPT_AUXILIARIES:
+            return n
+        verb_like = low.endswith(("ed", "s")) and not low.endswith(("ss", "us"))
+        if not _is_noun_word(words[n]) or low in _VERB_FORMS or _is_adverb(low) or verb_like:
+            break
+    return 1
+
+
 # Nouns that say no more than "the answer" does: dropped ("Which person drove Anna home?").
 _GENERIC_NOUNS = _words("person people one man woman men women someone somebody")
 # Words that end the wh-phrase's noun phrase: the verb's adverbs.
-_ADVERBS = _words("twice once also then later first last again still never already just")
+_ADVERBS = _words("twice once also then later first last again still never already just now")
 # Nouns in -ly a question's subject may hold; any other word in -ly of six letters or more is
 # an adverb ("currently", "formerly", "jointly"): no list of them is complete.
 _LY_NOUNS = _words("family assembly supply rally monopoly anomaly butterfly reply bully homily")
@@ -333,6 +352,11 @@ def _is_adverb(word: str) -> bool:
 _VERB_FORMS = frozenset(_IRREGULAR_PAST.values()) | _KEPT_AUXILIARIES | _DO
 MAX_NOUN_WORDS = 4
 NOUN_FORM = "the {noun} " + PLACEHOLDER
+
+
+def _no_longer(words: list[str]) -> bool:
+    """Whether `words` open with the adverb "no longer" ("will the race no longer pass")."""
+    return [w.lower() for w in words[:2]] == ["no", "longer"]
 
 
 def _noun_phrase_length(words: list[str]) -> int:
@@ -408,7 +432,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     subject, after = rest[1 : 1 + n], rest[1 + n :]
     if n == 0 or not after:
         return None  # "Who was the captain?": the auxiliary is the main verb
-    adverb = [after[0]] if _is_adverb(after[0]) and len(after) > 1 else []
+    adverb = after[:2] if _no_longer(after) else after[:1] if _is_adverb(after[0]) else []
+    adverb = adverb if len(after) > len(adverb) else []
     verb, tail = after[len(adverb)], after[1 + len(adverb) :]
     if aux == "did":
         verbs = [past_tense(verb)]

@@ -263,6 +263,38 @@ from encoder.text.questions import (
             "the future chief executive currently runs the firm @placeholder",
         ),
         ("Who did the family hire?", "the family hired @placeholder"),
+        # After a modal, a determiner's words run on to the verb too, and "no longer" is
+        # one adverb.
+        (
+            "Which hillside district will the new line serve?",
+            "the new line will serve the hillside district @placeholder",
+        ),
+        (
+            "Where will the cargo carrier shift most of its night flights?",
+            "the cargo carrier will shift most of its night flights in @placeholder",
+        ),
+        (
+            "Which river could the herders no longer reach in the dry season?",
+            "the herders could no longer reach the river @placeholder in the dry season",
+        ),
+        (
+            "Which publisher will the libraries stop buying from?",
+            "the libraries will stop buying from the publisher @placeholder",
+        ),
+        # What the answer owns may be a phrase, up to the auxiliary of its own clause.
+        (
+            "Whose security camera footage did investigators examine?",
+            "investigators examined @placeholder 's security camera footage",
+        ),
+        (
+            "Whose place in the team will the new signing take?",
+            "the new signing will take @placeholder 's place in the team",
+        ),
+        ("Whose pilots will strike on Friday?", "@placeholder 's pilots will strike on Friday"),
+        (
+            "Whose lawyer says he has never arranged a bet?",
+            "@placeholder 's lawyer says he has never arranged a bet",
+        ),
         ("Whom will the board also appoint?", "the board will also appoint @placeholder"),
         # The participle that is the verb, not the one that describes a noun.
         (
