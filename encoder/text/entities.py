@@ -315,6 +315,41 @@ _SYLLABLE = re.compile(
 _NOT_SYLLABLES = _words("run up on man men son")
 
 
+def _hyphen_connector(tokens: Sequence[_Token], j: int) -> bool:
+    """Whether tokens[j] ("-") opens a place name's lower-case middle between hyphens, one
+    short word before a capitalised one: "Boulogne-sur-Mer", "Saint-Germain-des-Prés"."""
+    if j + 3 >= len(tokens):
+        return False
+    middle, dash, last = tokens[j + 1], tokens[j + 2], tokens[j + 3]
+    return (
+        middle.text.isalpha()
+        and middle.text.islower()
+        and len(middle.text) <= 4
+        and dash.text == "-"
+        and _glued(middle, dash)
+        and _glued(dash, last)
+        and _is_capitalised(last.text)
+    )
+
+
+# What an apostrophe glued to a name's word may begin that is no part of the name: a
+# possessive ("Anna's") or a contraction ("Tom'll").
+_CLITICS = _words("s re ll ve d t m")
+
+
+def _glued_apostrophe(prev: _Token, t: _Token) -> bool:
+    """Whether `t` continues the name word before it across an apostrophe: "Kerloc'h",
+    "Ma'ruf"; not "Anna's"."""
+    return (
+        t.text.startswith("'")
+        and len(t.text) > 1
+        and t.text[1:].islower()
+        and t.text[1:] not in _CLITICS
+        and _glued(prev, t)
+        and _is_name_word(prev.text)
+    )
+
+
 def _given_name_end(tokens: Sequence[_Token], start: int, j: int) -> bool:
     """Whether tokens[j] ("-") joins the halves of a hyphenated East Asian given name after a
     family name: "Park Ji-hoon" (a run of two short capitalised words, then one syllable in
@@ -349,9 +384,14 @@ def _runs(tokens: Sequence[_Token]) -> list[tuple[int, int]]:
             nxt_starts = j + 1 < n and _name_start(tokens, j + 1)
             if _name_start(tokens, j) or (t.text.startswith("'") and _is_initial(prev.text)):
                 j += 1  # a name word, an initial, "O" + "'Brien"
+            elif _glued_apostrophe(prev, t):
+                j += 1  # "Kerloc'h": a letter after an apostrophe inside a name
             elif t.text == "-" and j + 1 < n and _glued(prev, t) and _glued(t, tokens[j + 1]):
                 if _given_name_end(tokens, i, j):
                     j += 2  # "Park Ji-hoon", "Moon Jae-in", "Tsai Ing-wen"
+                    continue
+                if _hyphen_connector(tokens, j):
+                    j += 3  # "Boulogne-sur-Mer", "Chassagne-le-Haut", "Stratford-upon-Avon"
                     continue
                 if not (nxt_starts or tokens[j + 1].text.isdigit()):
                     break

@@ -136,6 +136,13 @@ ORG_HEADS = entities.ORG_HEADS | _words(
     fundação grupo industrias instituto sindicato sociedad asociación federación
     gesellschaft stiftung verein werke société compagnie groupe banque srl bv oy pty pte bhd
     tbk
+    cycling racing motorsport team hospitality partnership
+    servicios serviços servizi seguros assicurazioni assurances versicherung verzekeringen
+    medios logística logistica transportes energie gruppe gruppo banca società azienda
+    fondazione associazione consorzio istituto università universidad universidade
+    université universität universiteit uniwersytet uniwersytetu spółka fundacja
+    stowarzyszenie związek instytut samorząd verband stichting vereniging syndicat
+    fédération holding sanayi ticaret
     """
 )
 # "an analyst at Liffey Stockbrokers", "chief executive of Halden": where a person works.

@@ -73,6 +73,18 @@ def test_a_title_after_a_hyphen_is_part_of_the_name() -> None:
     assert names("UN Secretary-General Kofi Annan spoke.") == ["UN", "Kofi Annan"]
 
 
+def test_a_place_names_lower_case_middle_and_an_apostrophe_inside_a_name() -> None:
+    found = names("They drove from Boulogne-sur-Mer to Chassagne-le-Haut, not Stratford-upon-Avon.")
+    assert found == ["Boulogne-sur-Mer", "Chassagne-le-Haut", "Stratford-upon-Avon"]
+    assert names("Pierre-Yves Kerloc'h said so. Later Kerloc'h left.") == ["Pierre-Yves Kerloc'h"]
+    # A possessive or a contraction is no part of the name; nor is a hyphenated verb.
+    assert names("Anna's dog barked at Tom's cat. Tom'll go to the Sinn Fein-run hall.") == [
+        "Anna",
+        "Tom",
+        "Sinn Fein",
+    ]
+
+
 def test_a_surname_alone_is_the_whole_name() -> None:
     (musharraf,) = find_entities("Pervez Musharraf spoke. Later Musharraf left. Musharraf won.")
     assert musharraf.name == "Pervez Musharraf" and musharraf.mentions == 3

@@ -98,7 +98,14 @@ def test_a_name_says_what_it_is() -> None:
     evidence = entity_evidence(["plain words ^|"], "Fjord Bank")
     assert evidence.organisation == 1.0 and evidence.place == 0.0
     # Bodies and companies by their head word in other languages too.
-    for name in ("vietnam food administration", "southern cross bus lines", "grupo calizas"):
+    for name in (
+        "vietnam food administration",
+        "southern cross bus lines",
+        "grupo calizas",
+        "orquídea pro cycling",
+        "samorząd studentów uniwersytetu odrzańskiego",
+        "assicurazioni tevere",
+    ):
         assert names_organisation(frozenset(name.split())), name
     # An acronym is an organisation's, unless its letters read as a place's.
     assert entity_evidence(["plain ^|"], "NULRW").organisation == 1.0
