@@ -46,6 +46,7 @@ _CONNECTORS = _words(
 TITLES = _words(
     """
     mr mrs ms miss mx dr sir dame lady lord madam madame master messrs esq
+    prefect headmaster headmistress
     president presidents minister ministers secretary premier chancellor senator sen rep
     representative congressman congresswoman governor gov mayor ambassador envoy spokesman
     spokeswoman spokesperson chairman chairwoman chair chief commissioner director
@@ -103,7 +104,7 @@ _NOT_NAMES = _words(
     during despite among amid under over about into through against between without within
     according asked said says told officials police both another other others many several
     few most some such dear good poor chapter volume book part god heaven aye ay amen
-    once twice thus instead soon first firstly second finally next often sometimes always
+    once twice thus instead soon first firstly second finally next often sometimes always former
     usually already almost nearly together otherwise therefore hence besides nevertheless
     nonetheless certainly surely besides elsewhere everyone everything nobody nothing someone
     something anyone anything none neither either whether whatever whoever whenever wherever

@@ -413,8 +413,8 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     aux = rest[0].lower()
     if (aux not in _DO and aux not in _KEPT_AUXILIARIES) or len(rest) < 2:
         return None  # "Who has?": nothing after the auxiliary to rewrite
-    if len(rest) > 1 and rest[1].lower() in _ADVERBS:
-        return None  # "Who was also arrested?": the auxiliary's own verb follows
+    if len(rest) > 1 and _is_adverb(rest[1]):
+        return None  # "Who was also arrested?", "Who was formerly managing director?"
     n = _subject_length(rest[1:])
     if n == 0 and (aux in _DO or aux in _MODALS or (aux in _BE_HAVE and not _participle(rest[1]))):
         # "did police arrest", "have farmers been protesting", "will fans get"

@@ -46,6 +46,10 @@ def test_titles_and_nationalities_stay_out_of_names() -> None:
         "Blair",
     ]
     assert names("The President spoke. The Prime Minister listened.") == []
+    found = names(
+        "Talks were led by Prefect Daniela Marchetti. Former Tajo Salt chief Ana Ruiz left."
+    )
+    assert found == ["Daniela Marchetti", "Tajo Salt", "Ana Ruiz"]
     # Nationalities joined by a hyphen are one adjective of place too.
     assert names("Along the Spanish-Portuguese border, Ana Costa farms.") == ["Ana Costa"]
 

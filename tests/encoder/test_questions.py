@@ -257,6 +257,10 @@ from encoder.text.questions import (
             "the four singers also performed with the professional ensemble @placeholder",
         ),
         ("Who was also arrested?", "@placeholder was also arrested"),
+        (
+            "Who is financially backing the satellite provider?",
+            "@placeholder is financially backing the satellite provider",
+        ),
         # An adverb in -ly, of any word; a noun before it is the subject's, not its verb.
         (
             "Which firm does the future chief executive currently run?",
