@@ -566,7 +566,10 @@ def _hyphen_joined(words: Sequence[str], k: int) -> bool:
     if k < 2 or words[k - 1] != "-":
         return False
     before = words[k - 2]
-    return before.isalpha() and before not in TITLES | _TITLE_MODIFIERS | {"ex"}
+    return before.isalpha() and before not in _TITLE_PARTS
+
+
+_TITLE_PARTS = TITLES | _TITLE_MODIFIERS | {"ex"}  # what may stand before a title's hyphen
 
 
 def _is_joiner(t: str) -> bool:

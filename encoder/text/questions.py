@@ -328,8 +328,7 @@ def _owned_length(words: list[str]) -> int:
         low = words[n].lower()
         if low in _DO or low in _KEPT_AUXILIARIES:
             return n
-        verb_like = low.endswith(("ed", "s")) and not low.endswith(("ss", "us"))
-        if not _is_noun_word(words[n]) or low in _VERB_FORMS or _is_adverb(low) or verb_like:
+        if not _is_noun_word(words[n]) or low in _VERB_FORMS or _is_adverb(low) or _verb_like(low):
             break
     return 1
 
@@ -352,6 +351,12 @@ def _is_adverb(word: str) -> bool:
 _VERB_FORMS = frozenset(_IRREGULAR_PAST.values()) | _KEPT_AUXILIARIES | _DO
 MAX_NOUN_WORDS = 4
 NOUN_FORM = "the {noun} " + PLACEHOLDER
+
+
+def _verb_like(low: str) -> bool:
+    """Whether a lower-case word after a noun reads as its verb: a past form or a third
+    person ("arranged", "owns"), not a noun in -ss or -us ("business", "campus")."""
+    return low.endswith(("ed", "s")) and not low.endswith(("ss", "us"))
 
 
 def _no_longer(words: list[str]) -> bool:
@@ -383,8 +388,7 @@ def _noun_phrase_length(words: list[str]) -> int:
         # The first word is the noun's (a "family", "companies"); after it, the verb or its
         # adverb: "Which bank arranged", "Which pension fund owns", "Which club quickly".
         # ("state-owned", "start-up": a hyphenated word is a compound of the noun, no verb).
-        verb_like = low.endswith(("ed", "ly", "s")) and not low.endswith(("ss", "us"))
-        if n and verb_like and "-" not in low:
+        if n and (_verb_like(low) or low.endswith("ly")) and "-" not in low:
             break
         n += 1
     return n if 0 < n <= MAX_NOUN_WORDS and n < len(words) else 0
