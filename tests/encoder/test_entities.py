@@ -100,6 +100,20 @@ def test_a_surname_alone_is_the_whole_name() -> None:
     assert un.aliases == ("UN",) and un.mentions == 2
 
 
+def test_a_spanish_name_goes_by_its_first_family_name() -> None:
+    text = (
+        "Cyclist Juan Sebastián Ortega Ruiz tested positive. Ortega denies it. "
+        "Minera Cotacachi Andina drills near Cotacachi. Green Riga Alliance marched in Riga."
+    )
+    found = {e.name: e for e in find_entities(text)}
+    assert found["Juan Sebastián Ortega Ruiz"].aliases == ("Ortega",)
+    # An organisation's middle word is no family name: the place stays a name of its own.
+    assert "Cotacachi" in found and "Riga" in found
+    # Two names claim "Ortega": it is neither's.
+    both = names("Ana Ortega Ruiz and Luis Ortega Vidal spoke. Then Ortega left.")
+    assert both == ["Ana Ortega Ruiz", "Luis Ortega Vidal", "Ortega"]
+
+
 def test_sentence_initial_names_and_common_words() -> None:
     # A name seen only at sentence starts counts when it recurs; a one-off opener does not.
     assert names("Theresa went home. Theresa was tired. Yesterday it rained.") == ["Theresa"]
