@@ -529,6 +529,9 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         if title_end > k and _hyphen_joined(words, k):
             k = title_end  # "Örme-Sen", a union's name: no title ("Sen") after a hyphen
             continue
+        if title_end > k and words[title_end : title_end + 1] == ["'s"]:
+            k = title_end  # "Public Defender's Office": a title owning an office is its name
+            continue
         if title_end > k and (
             follows or title_end - k == len(words) or words[title_end - 1] not in _SURNAMES
         ):
@@ -550,7 +553,7 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         pieces.append((i + piece_start, end))
     trimmed = []
     for a, b in pieces:
-        while a < b and _is_joiner(tokens[a].text):
+        while a < b and (_is_joiner(tokens[a].text) or tokens[a].text == "'s"):
             a += 1
         # A possessive before a title ends its piece: "Poland's Minister of ..." names Poland.
         while b > a and (_is_joiner(tokens[b - 1].text) or tokens[b - 1].text == "'s"):

@@ -100,6 +100,13 @@ def test_a_surname_alone_is_the_whole_name() -> None:
     assert un.aliases == ("UN",) and un.mentions == 2
 
 
+def test_a_title_owning_an_office_is_part_of_its_name() -> None:
+    text = "The Pernambuco Public Defender's Office took the case. The Mayor's Office said no."
+    assert names(text) == ["Pernambuco Public Defender's Office", "Mayor's Office"]
+    # A possessive before a title still ends the name before it.
+    assert names("Spain's Supreme Court ruled.") == ["Spain", "Supreme Court"]
+
+
 def test_a_spanish_name_goes_by_its_first_family_name() -> None:
     text = (
         "Cyclist Juan Sebastián Ortega Ruiz tested positive. Ortega denies it. "
