@@ -553,7 +553,7 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         pieces.append((i + piece_start, end))
     trimmed = []
     for a, b in pieces:
-        while a < b and (_is_joiner(tokens[a].text) or tokens[a].text == "'s"):
+        while a < b and _is_joiner(tokens[a].text):
             a += 1
         # A possessive before a title ends its piece: "Poland's Minister of ..." names Poland.
         while b > a and (_is_joiner(tokens[b - 1].text) or tokens[b - 1].text == "'s"):
