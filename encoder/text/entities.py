@@ -501,6 +501,8 @@ def _title_end(words: Sequence[str], i: int) -> int:
         # "Secretary of State", "Minister of Defence": the "of X" belongs to the office.
         if j + 1 < len(words) and words[j] == "of" and words[j + 1] in _OFFICE_OBJECTS:
             j += 2
+            if j < len(words) and words[j] == "affairs":  # "Minister of Foreign Affairs"
+                j += 1
         # "Vice President", "Secretary General", "Director-General"
         while j < len(words) and (words[j] in TITLES or words[j] in ("general", "-")):
             j += 1
@@ -512,7 +514,13 @@ def _title_end(words: Sequence[str], i: int) -> int:
     return j if j > i and words[j - 1] in TITLES else i
 
 
-_OFFICE_OBJECTS = _words("state defence defense justice health education the interior")
+_OFFICE_OBJECTS = _words(
+    """
+    state defence defense justice health education the interior finance foreign home
+    agriculture transport labour labor trade energy environment culture tourism economy
+    industry commerce housing
+    """
+)
 
 
 def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, int]]:

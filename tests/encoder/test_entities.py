@@ -46,6 +46,11 @@ def test_titles_and_nationalities_stay_out_of_names() -> None:
         "Blair",
     ]
     assert names("The President spoke. The Prime Minister listened.") == []
+    # the office's "of X" stays with the office, "Affairs" too
+    found = names(
+        "Poland's Minister of Finance Jan Nowak met Minister of Foreign Affairs Anna Berg."
+    )
+    assert found == ["Poland", "Jan Nowak", "Anna Berg"]
     found = names(
         "Talks were led by Prefect Daniela Marchetti. Former Tajo Salt chief Ana Ruiz left."
     )
