@@ -41,6 +41,7 @@ from encoder.model.state import DocumentState
 from encoder.text import reading, roles
 from encoder.text.anonymise import prepare_question
 from encoder.text.meaning import embed_questions
+from encoder.text.possessors import Possessor, possessor_slots, question_possessor
 from encoder.text.questions import asks_for, to_cloze
 from encoder.text.ranking import features, probabilities
 from encoder.text.support import (
@@ -99,6 +100,8 @@ class PreparedQueries:
     terms: list[Terms]  # per question asked, what its support is measured by
     kinds: list[str | None]  # per question asked, what it asks for (questions.asks_for)
     in_words: list[bool]  # per question asked, whether it was asked in words (not a cloze)
+    # per question asked, the role it names a possessor by ("the cyclist's lawyer"), or None
+    possessors: list[Possessor | None]
 
     @property
     def asked(self) -> list[int]:
@@ -112,7 +115,7 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
     the entities it names; or, for a question that is neither a cloze sentence nor a form
     the converter reads, nor has exactly one @placeholder, why not."""
     names = tuple(entities)  # the key of the document's cached question matcher
-    out = PreparedQueries([], [], [], [], [], [], [])
+    out = PreparedQueries([], [], [], [], [], [], [], [])
     for query in queries:
         cloze = None
         try:
@@ -130,7 +133,21 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
         out.terms.append(question_terms(prepared.whole))
         out.kinds.append(asks_for(question))
         out.in_words.append(PLACEHOLDER not in question)
+        out.possessors.append(question_possessor(question))
     return out
+
+
+def excluded_slots(record: DocumentRecord, prepared: PreparedQueries) -> list[frozenset[int]]:
+    """Per question asked, the slots it may not be answered with: the entities it names, and
+    the one the document gives the role it names a possessor by ("the cyclist" of "Who is
+    the cyclist's lawyer?"; encoder.text.possessors)."""
+    if not any(prepared.possessors) or not record.contexts:
+        return prepared.named
+    roles = [record.evidence(slot).roles for slot in range(len(record.entities))]
+    return [
+        named | possessor_slots(role, roles)
+        for named, role in zip(prepared.named, prepared.possessors, strict=True)
+    ]
 
 
 def candidate_mask(
@@ -567,7 +584,7 @@ class AnswerService:
                 )
 
         Q = await batcher.encode(model, prepared.ids)  # (m, k)
-        excluded = prepared.named if body.exclude_question_entities else ()
+        excluded = excluded_slots(record, prepared) if body.exclude_question_entities else ()
         weight = (
             self.settings.support_weight if body.support_weight is None else body.support_weight
         )

@@ -87,7 +87,9 @@ class AnswersIn(_Body):
     exclude_question_entities: bool = Field(
         default=True,
         description='Leave the entities a question names out of its answers ("Who rejected '
-        'two offers from Halden?" is not answered "Halden"); false answers from all of '
+        'two offers from Halden?" is not answered "Halden"), and the one entity the text '
+        'gives a role the question names a possessor by ("Who is the cyclist\'s lawyer?" '
+        'is not answered by the one "cyclist Juan Ortega"); false answers from all of '
         "the document's entities.",
     )
     reading: bool = Field(

@@ -35,6 +35,7 @@ from encoder.text.kinds import (
     names_place,
 )
 from encoder.text.name_kinds import NameKind, name_kind
+from encoder.text.possessors import ROLE_MARK, mention_roles
 from encoder.text.questions import AGENT, ORGANISATION, PERSON, PLACE, TOWN
 from encoder.text.tokens import PLACEHOLDER, STOP_WORDS, entity_index, tokenize
 
@@ -165,7 +166,8 @@ def mention_windows(
 ) -> list[list[str]]:
     """Per entity slot, the distinct evidence words of the sentence (at most WIDTH tokens each
     side) of each of its first MAX_WINDOWS mentions, one space-joined string a mention: led by
-    what its neighbours say the name is (encoder.text.kinds.mention_marks), the NEAR nearest
+    what its neighbours say the name is (encoder.text.kinds.mention_marks) and the roles they
+    give it (encoder.text.possessors.mention_roles, as ROLE_MARK words), the NEAR nearest
     words each side, FAR_MARK, then the rest. With the entities' `names`, another entity named
     in the window brings its name's words too ("union" from "The Polish Musicians' Union, led
     by Krzysztof Nowicki"), counted where its marker is, and the first person a sentence names
@@ -215,7 +217,8 @@ def mention_windows(
         far = dict.fromkeys(
             t for t in spelled([*before[NEAR:], *after[NEAR:]]) if t != token and t not in near
         )
-        windows[slot].append(" ".join([*marks, *near, FAR_MARK, *far]))
+        roles = [ROLE_MARK + role for role in mention_roles(tokens, i)]
+        windows[slot].append(" ".join([*marks, *roles, *near, FAR_MARK, *far]))
     return windows
 
 
@@ -299,14 +302,20 @@ class Evidence(NamedTuple):
     name_person: float = 0.0
     name_place: float = 0.0
     words: frozenset[str] = frozenset()  # every word of its windows, near or far
+    # The roles its mentions are given ("cyclist" of "cyclist Juan Ortega";
+    # encoder.text.possessors).
+    roles: frozenset[str] = frozenset()
 
 
 def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
     """An entity's kept windows and name as what `support` and `kind_weighted` read."""
     out = []
+    roles: set[str] = set()
     for window in windows:
         near, _, far = window.partition(FAR_MARK)
-        near_words = with_roles(stem(t) for t in near.split())
+        marked = near.split()
+        roles.update(t.removeprefix(ROLE_MARK) for t in marked if t.startswith(ROLE_MARK))
+        near_words = with_roles(stem(t) for t in marked if not t.startswith(ROLE_MARK))
         out.append((near_words, with_roles(stem(t) for t in far.split()) - near_words))
     words = [t for t in tokenize(name) if t.isalnum()]
 
@@ -329,6 +338,7 @@ def entity_evidence(windows: Sequence[str], name: str = "") -> Evidence:
         name_person=by_name.person,
         name_place=by_name.place,
         words=frozenset().union(*(near | far for near, far in out)),
+        roles=frozenset(roles),
     )
 
 

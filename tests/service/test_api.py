@@ -100,6 +100,25 @@ async def test_a_question_naming_every_entity_has_no_answer(app_client: AppClien
             assert results[0]["answers"][0]["score"] == pytest.approx(1.0)
 
 
+async def test_a_question_naming_a_role_is_not_answered_by_its_one_holder(
+    app_client: AppClient,
+) -> None:
+    async with app_client(modes=["linear"]) as client:
+        text = (
+            "Colombian cyclist Ortega tested positive for a banned drug. His lawyer, Oquendo, said "
+            "Ortega would appeal. Race director Vidal said the result stands."
+        )
+        await client.post("/v1/documents", json={"id": "rider", "text": text})
+        await wait_status(client, "rider", "indexed")
+        question = "Who is acting as the cyclist's lawyer?"
+        found = []
+        for exclude in (True, False):
+            body = {"queries": [question], "top_k": 10, "exclude_question_entities": exclude}
+            response = await client.post("/v1/documents/rider/answers", json=body)
+            found.append({a["entity"] for a in response.json()["results"][0]["answers"]})
+        assert found == [{"Oquendo", "Vidal"}, {"Ortega", "Oquendo", "Vidal"}]
+
+
 async def test_same_id_same_text_is_one_document_new_text_reindexes(
     app_client: AppClient,
 ) -> None:
