@@ -284,7 +284,7 @@ _OF_HEADS = _words(
     islands cape lake mount duke duchess earl prince princess queen king bishop archbishop
     order army navy corps chamber hall tower palace battle siege treaty bill act declaration
     festival tournament cup championship organisation organization agency authority centre
-    center fund foundation trust company bill secretary minister community states group
+    center fund foundation trust company bill secretary minister community states
     administration commission office friends horn line association council society service
     services agency board bureau institute laboratory laboratories library hospital museum
     """

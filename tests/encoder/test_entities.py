@@ -275,3 +275,9 @@ def test_a_places_possessive_before_an_institution_is_two_names() -> None:
     # read only a little more as a place's.
     assert names("St Mary's Hospital said so.") == ["St Mary's Hospital"]
     assert names("Hudson's Bay Company sold stores.") == ["Hudson's Bay Company"]
+
+
+def test_a_group_of_a_place_is_two_names() -> None:
+    # "Group" takes "of" after one word ("Group of Seven"), not after a company's name.
+    text = "The franchise went to Al Noor Hospitality Group of Dubai and the Group of Seven."
+    assert names(text) == ["Al Noor Hospitality Group", "Dubai", "Group of Seven"]
