@@ -683,7 +683,10 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         alias = " " not in surface and surface.lower() in surnames
         place = low in _PLACE_OPENERS and b - a > 1  # "New Zealand", "South Korea"
         common = low in _NOT_NAMES or low in lower_seen or low in _CALENDAR
-        opener = initial and not alias and not place
+        # "Hospital Universitario La Marina said ...": an institution's head word opening a
+        # name of three words or more is its first word, not an ordinary word before it
+        institution = low in ORG_HEADS and b - a >= 3
+        opener = initial and not alias and not place and not institution
         role = opener and _role_opener(tokens, a, b)
         if opener and (common or role):
             a += 1  # "The United Nations", "Yesterday Blair": the opener is no name
