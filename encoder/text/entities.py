@@ -284,7 +284,7 @@ _OF_HEADS = _words(
     islands cape lake mount duke duchess earl prince princess queen king bishop archbishop
     order army navy corps chamber hall tower palace battle siege treaty bill act declaration
     festival tournament cup championship organisation organization agency authority centre
-    center fund foundation trust company bill secretary minister community states
+    center fund foundation trust company bill secretary minister community states group
     administration commission office friends horn line association council society service
     services agency board bureau institute laboratory laboratories library hospital museum
     """
@@ -468,12 +468,20 @@ def _connector_end(tokens: Sequence[_Token], start: int, j: int) -> int:
     if joiner == "of":
         # after one word, also after "The" and one word ("The Brotherhood of ... Workers")
         one_word = j - start == 1 or (j - start == 2 and tokens[start].text == "The")
-        return k if one_word or head in _OF_HEADS else j
+        if one_word:
+            return k
+        return k if head in _OF_HEADS and head not in _OF_PLACE_AFTER else j
     if joiner == "for":
         return k if head in _OF_HEADS else j
     if joiner == "and":
         return k if _institution(tokens, k) else j
     return k
+
+
+# A company's name is not "of" a place after it: "Al Noor Hospitality Group of Dubai",
+# "Hangang Repertory Company of Seoul" are the company and the city ("Group of Seven" and
+# "Company of Archers", one word before "of", still join).
+_OF_PLACE_AFTER = _words("group company")
 
 
 def _institution(tokens: Sequence[_Token], k: int) -> bool:

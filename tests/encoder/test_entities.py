@@ -281,6 +281,8 @@ def test_a_group_of_a_place_is_two_names() -> None:
     # "Group" takes "of" after one word ("Group of Seven"), not after a company's name.
     text = "The franchise went to Al Noor Hospitality Group of Dubai and the Group of Seven."
     assert names(text) == ["Al Noor Hospitality Group", "Dubai", "Group of Seven"]
+    text = "It was staged with Hangang Repertory Company of Seoul."
+    assert names(text) == ["Hangang Repertory Company", "Seoul"]
 
 
 def test_an_institutions_head_word_opening_a_sentence_is_part_of_its_name() -> None:
