@@ -32,7 +32,8 @@ from encoder.text.tokens import STOP_WORDS, tokenize
 ROLE_MARK = "^r="  # a mention window's word for a role its mention is given ("^r=cyclist")
 _ARTICLES = frozenset({"the", "a", "an", "its", "their", "his", "her"})
 _APPOSITIVE_REACH = 6  # words of an appositive read for its role
-_ENDS = frozenset({",", ".", ";", ":", "!", "?", "(", ")", "-", "who", "which", "and", "or"})
+# where an appositive's head has come, beside the stop words ("and", "which", "for", ...)
+_ENDS = frozenset({",", ".", ";", ":", "!", "?", "(", ")", "-", "who"})
 _MODIFIERS_REACH = 3  # "the former housing minister's lawyer": words between "the" and the role
 
 
@@ -93,7 +94,7 @@ def question_possessor(question: str) -> Possessor | None:
     cyclist's lawyer?", "the maker" of "the chocolate maker's boss"), or None."""
     tokens = tokenize(question.lower())
     for j, token in enumerate(tokens):
-        if token != "'s" or tokens[j - 1 : j] == [] or tokens[j - 1] not in role_nouns():
+        if token != "'s" or j == 0 or tokens[j - 1] not in role_nouns():
             continue
         # "the" opens its phrase, after at most a few modifiers ("the former housing
         # minister's"); "a cyclist's lawyer", "Ortega's lawyer" name no one the text must.
