@@ -574,9 +574,24 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         # A possessive before a title ends its piece: "Poland's Minister of ..." names Poland.
         while b > a and (_is_joiner(tokens[b - 1].text) or tokens[b - 1].text == "'s"):
             b -= 1
+        if _nationality_before_person(tokens, a, b):
+            a += 1
         if a < b:
             trimmed.append((a, b))
     return trimmed
+
+
+_GIVEN_NAME = 0.5  # a person's probability a given name after a nationality reaches
+
+
+def _nationality_before_person(tokens: Sequence[_Token], a: int, b: int) -> bool:
+    """Whether tokens[a:b] is a nationality and a person's full name: "ahead of Ecuadorian
+    Luis Quishpe" names Luis Quishpe. A company's name may open with one ("Indian Oil
+    Corporation", "Norwegian Air Shuttle"), a person's given name does not follow it there."""
+    if b - a < 3 or not is_demonym(tokens[a].text.lower()):
+        return False
+    words = [t.text.lower() for t in tokens[a + 1 : b]]
+    return name_kind(words[:1]).person >= _GIVEN_NAME and not any(w in ORG_HEADS for w in words)
 
 
 def _hyphen_joined(words: Sequence[str], k: int) -> bool:
