@@ -55,6 +55,11 @@ def test_titles_and_nationalities_stay_out_of_names() -> None:
         "Talks were led by Prefect Daniela Marchetti. Former Tajo Salt chief Ana Ruiz left."
     )
     assert found == ["Daniela Marchetti", "Tajo Salt", "Ana Ruiz"]
+    # A nationality before a person's full name is not the name's; a company's stays.
+    found = names(
+        "Ana Costa finished ahead of Ecuadorian Luis Quishpe. Indian Oil Corporation paid."
+    )
+    assert found == ["Ana Costa", "Luis Quishpe", "Indian Oil Corporation"]
     # Nationalities joined by a hyphen are one adjective of place too.
     assert names("Along the Spanish-Portuguese border, Ana Costa farms.") == ["Ana Costa"]
 
