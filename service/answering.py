@@ -47,7 +47,7 @@ from encoder.text.possessors import (
     possessor_slots,
     question_possessor,
 )
-from encoder.text.questions import asks_for, to_cloze
+from encoder.text.questions import ORGANISATION, PLACE, TOWN, asks_for, to_cloze
 from encoder.text.ranking import features, probabilities
 from encoder.text.support import (
     RERANK_POOL,
@@ -176,6 +176,14 @@ def questions_read(
             i = prepared.asked[row]
             out[i] = named_possessor(out[i], possessor, record.entities[holder])
     return out
+
+
+# What a "Which <noun> ...?" asks for by its noun: the pair reader reads a question's words
+# beside a candidate's sentence and takes a person named there for "Which group walked out of
+# the coalition?" ("the Open City group, led by Eleni Vlachou, quit the ruling coalition"), so
+# its ranking is weighed again by the kind the noun asks for (a Who-question's, a person or an
+# organisation, is left to the ranking's own weights).
+NOUN_KINDS = frozenset({ORGANISATION, PLACE, TOWN})
 
 
 def candidate_mask(
@@ -392,6 +400,8 @@ def rank_answers(
                     ranked = reading.reranked(
                         rows, ranked, likeliest, again, read.weights, read.abstain
                     )
+                    if kinds[row] in NOUN_KINDS:
+                        ranked = kind_weighted(ranked, [evidence(s) for s, _ in kept], kinds[row])
                     order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
         else:
             weighed = [v for _, v in kept]
