@@ -506,29 +506,10 @@ AGENT, PERSON, PLACE, ORGANISATION = "agent", "person", "place", "organisation"
 TOWN = "town"  # a place within a country: "Which town ...?", "In which city ...?"
 # Nouns of "(In) which <noun>" that ask for a place; of these, a town's.
 _PLACE_NOUNS = _words(
-    """
-    city town village country region province county district capital port island nation
-    neighbourhood neighborhood suburb area place state airport stadium municipality hamlet
-    settlement parish borough commune prefecture governorate canton river lake valley
-    mountain islands bay peninsula street avenue square
-    """
+    "city town village country region province county district capital port island nation "
+    "neighbourhood neighborhood suburb area place state airport stadium"
 )
-_TOWN_NOUNS = _words(
-    "city town village capital port neighbourhood neighborhood suburb municipality hamlet "
-    "settlement borough commune"
-)
-# Nouns of "Which <noun>" that ask for an organisation beside those news puts before an
-# organisation's name (kinds.ORG_NOUNS, which mark a name's mentions and so stay few): in
-# news these name a company or a body, seldom a person ("Which importer ...?", "Which
-# publishing house ...?").
-_ORG_QUESTION_NOUNS = ORG_NOUNS | _words(
-    """
-    institution cooperative co-operative house service website school choir society band
-    library business winery workshop mill miller syndicate non-profit panel platform railway
-    zoo dairy brand troupe importer builder landlord sponsor packer roaster
-    lenders
-    """
-)
+_TOWN_NOUNS = _words("city town village capital port neighbourhood neighborhood suburb")
 
 
 # A Who-question whose verb is one of these asks for a person: what people do and companies
@@ -603,7 +584,7 @@ def asks_for(question: str) -> str | None:
         noun = _POSSESSIVE.sub("", words[n]) if n else ""  # "Which company's workers ...?"
         if noun in _PLACE_NOUNS:
             return TOWN if noun in _TOWN_NOUNS else PLACE
-        if noun in _ORG_QUESTION_NOUNS:
+        if noun in ORG_NOUNS:
             return ORGANISATION
         # "Which Brazilian ...?"; not "Which prosecutor's office ...?", an office's name
         if n and (words[n] in ROLES or is_demonym(words[n])):
