@@ -41,13 +41,8 @@ from encoder.model.state import DocumentState
 from encoder.text import reading, roles
 from encoder.text.anonymise import prepare_question
 from encoder.text.meaning import embed_questions
-from encoder.text.possessors import (
-    Possessor,
-    named_possessor,
-    possessor_slots,
-    question_possessor,
-)
-from encoder.text.questions import ORGANISATION, PLACE, TOWN, asks_for, to_cloze
+from encoder.text.possessors import Possessor, possessor_slots, question_possessor
+from encoder.text.questions import asks_for, to_cloze
 from encoder.text.ranking import features, probabilities
 from encoder.text.support import (
     RERANK_POOL,
@@ -142,48 +137,17 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
     return out
 
 
-def possessor_holders(record: DocumentRecord, prepared: PreparedQueries) -> list[int | None]:
-    """Per question asked, the one entity the document gives the role it names a possessor by
-    ("the cyclist" of "Who is the cyclist's lawyer?"; encoder.text.possessors), or None."""
-    if not any(prepared.possessors) or not record.contexts:
-        return [None] * len(prepared.possessors)
-    roles = [record.evidence(slot).roles for slot in range(len(record.entities))]
-    return [min(possessor_slots(role, roles), default=None) for role in prepared.possessors]
-
-
-def excluded_slots(
-    prepared: PreparedQueries, holders: Sequence[int | None]
-) -> list[frozenset[int]]:
+def excluded_slots(record: DocumentRecord, prepared: PreparedQueries) -> list[frozenset[int]]:
     """Per question asked, the slots it may not be answered with: the entities it names, and
-    its possessor's holder (`possessor_holders`)."""
+    the one the document gives the role it names a possessor by ("the cyclist" of "Who is
+    the cyclist's lawyer?"; encoder.text.possessors)."""
+    if not any(prepared.possessors) or not record.contexts:
+        return prepared.named
+    roles = [record.evidence(slot).roles for slot in range(len(record.entities))]
     return [
-        named if holder is None else named | {holder}
-        for named, holder in zip(prepared.named, holders, strict=True)
+        named | possessor_slots(role, roles)
+        for named, role in zip(prepared.named, prepared.possessors, strict=True)
     ]
-
-
-def questions_read(
-    queries: Sequence[str],
-    prepared: PreparedQueries,
-    record: DocumentRecord,
-    holders: Sequence[int | None],
-) -> list[str]:
-    """The questions as the sentence model reads them (meaning(e), the pair reader): a
-    possessor the document gives a name is named (`named_possessor`), the rest as asked."""
-    out = list(queries)
-    for row, (possessor, holder) in enumerate(zip(prepared.possessors, holders, strict=True)):
-        if possessor is not None and holder is not None:
-            i = prepared.asked[row]
-            out[i] = named_possessor(out[i], possessor, record.entities[holder])
-    return out
-
-
-# What a "Which <noun> ...?" asks for by its noun: the pair reader reads a question's words
-# beside a candidate's sentence and takes a person named there for "Which group walked out of
-# the coalition?" ("the Open City group, led by Eleni Vlachou, quit the ruling coalition"), so
-# its ranking is weighed again by the kind the noun asks for (a Who-question's, a person or an
-# organisation, is left to the ranking's own weights).
-NOUN_KINDS = frozenset({ORGANISATION, PLACE, TOWN})
 
 
 def candidate_mask(
@@ -400,8 +364,6 @@ def rank_answers(
                     ranked = reading.reranked(
                         rows, ranked, likeliest, again, read.weights, read.abstain
                     )
-                    if kinds[row] in NOUN_KINDS:
-                        ranked = kind_weighted(ranked, [evidence(s) for s, _ in kept], kinds[row])
                     order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
         else:
             weighed = [v for _, v in kept]
@@ -622,13 +584,7 @@ class AnswerService:
                 )
 
         Q = await batcher.encode(model, prepared.ids)  # (m, k)
-        holders = (
-            possessor_holders(record, prepared)
-            if body.exclude_question_entities
-            else [None] * len(prepared.asked)
-        )
-        excluded = excluded_slots(prepared, holders) if body.exclude_question_entities else ()
-        read_as = questions_read(body.queries, prepared, record, holders)
+        excluded = excluded_slots(record, prepared) if body.exclude_question_entities else ()
         weight = (
             self.settings.support_weight if body.support_weight is None else body.support_weight
         )
@@ -642,7 +598,7 @@ class AnswerService:
             and record.sentence_vectors
             and any(prepared.in_words)
         ):  # a thread hop only where a question is embedded (cloze sentences are not)
-            meanings = await asyncio.to_thread(question_meanings, record, read_as, prepared)
+            meanings = await asyncio.to_thread(question_meanings, record, body.queries, prepared)
         read = None
         pair = self._pair_reader if body.reading and meanings and record.sentence_texts else None
         asked = sum(prepared.in_words)  # the questions it would read
@@ -650,7 +606,9 @@ class AnswerService:
             pair = None  # too many wait: answered without it, `read` false
             self.metrics.readings_skipped.inc()
         if pair is not None:
-            values = functools.partial(self._read, pair[0], record, read_as, prepared, meanings)
+            values = functools.partial(
+                self._read, pair[0], record, body.queries, prepared, meanings
+            )
             read = Reading(values, pair[1], self.settings.reading_candidates, pair[2])
         rank = functools.partial(
             rank_answers,

@@ -22,7 +22,6 @@ after all ("Who wears the captain's armband?", a miss of test37).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -118,15 +117,3 @@ def possessor_slots(possessor: Possessor | None, roles: Sequence[frozenset[str]]
     if len(holders) != 1 or not possessor.owned.isdisjoint(roles[holders[0]]):
         return frozenset()
     return frozenset(holders)
-
-
-def named_possessor(question: str, possessor: Possessor, name: str) -> str:
-    """The question with its possessor named as the text names it ("Who is acting as the
-    cyclist's lawyer?" -> "Who is acting as Juan Ortega's lawyer?"), for the sentence model,
-    which then finds the sentences about that one's lawyer; the question itself where its
-    phrase is not found."""
-    pattern = re.compile(
-        rf"\bthe\s+(?:[\w-]+\s+){{0,{_MODIFIERS_REACH}}}?{re.escape(possessor.role)}(?='s\b|’s\b)",
-        re.IGNORECASE,
-    )
-    return pattern.sub(lambda _: name, question, count=1)
