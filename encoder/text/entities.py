@@ -576,6 +576,8 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
             b -= 1
         if _nationality_before_person(tokens, a, b):
             a += 1
+        if _office_after_for(tokens, a, b):
+            a += 1  # "Secretary of State for Culture Marta Lobo": the office's last word
         if a < b:
             trimmed.append((a, b))
     return trimmed
@@ -592,6 +594,19 @@ def _nationality_before_person(tokens: Sequence[_Token], a: int, b: int) -> bool
         return False
     words = [t.text.lower() for t in tokens[a + 1 : b]]
     return name_kind(words[:1]).person >= _GIVEN_NAME and not any(w in ORG_HEADS for w in words)
+
+
+def _office_after_for(tokens: Sequence[_Token], a: int, b: int) -> bool:
+    """Whether tokens[a] ends an office before a name ("Minister for Health Ana Ruiz",
+    "Secretary of State for Culture Marta Lobo"): a word an office is "of" or "for", after a
+    title (or "State") and "for", with a name after it."""
+    return (
+        b - a >= 2
+        and a >= 2
+        and tokens[a - 1].text == "for"
+        and tokens[a].text.lower() in _OFFICE_OBJECTS
+        and (tokens[a - 2].text.lower() in TITLES or tokens[a - 2].text == "State")
+    )
 
 
 def _hyphen_joined(words: Sequence[str], k: int) -> bool:

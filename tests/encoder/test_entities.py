@@ -51,6 +51,10 @@ def test_titles_and_nationalities_stay_out_of_names() -> None:
         "Poland's Minister of Finance Jan Nowak met Minister of Foreign Affairs Anna Berg."
     )
     assert found == ["Poland", "Jan Nowak", "Anna Berg"]
+    # and "for X" after a title, where the run of capitals starts after "for"
+    found = names("Secretary of State for Culture Marta Lobo met Minister for Health Ana Ruiz.")
+    assert found == ["Marta Lobo", "Ana Ruiz"]
+    assert names("She voted for Health Matters Trust.") == ["Health Matters Trust"]
     found = names(
         "Talks were led by Prefect Daniela Marchetti. Former Tajo Salt chief Ana Ruiz left."
     )
