@@ -677,12 +677,15 @@ _CLAUSE_COMMA = re.compile(r",(?=\s|$)")  # not the comma of "8,000"
 
 
 def _preposition_last(words: list[str]) -> list[str]:
-    """A Which/What/Whom question that opens with its preposition, as people often ask it,
-    with the preposition moved to the end, where the object clause places the answer after
-    it: "In which city was the plant built" -> "which city was the plant built in"; and a
+    """A Which/What/Whom/Whose question that opens with its preposition, as people often ask
+    it ("In whose home ...", "Close to which lake ..."), with the preposition moved to the end,
+    where the object clause places the answer after it: "In which city was the plant built" -> "which city was the plant built in"; and a
     phrase that ends in one ("On the slopes of which mountain is the drilling taking place"
     -> "which mountain is the drilling taking place on the slopes of")."""
-    if len(words) < 3 or words[0].lower() not in PREPOSITIONS:
+    if len(words) < 3 or not (
+        words[0].lower() in PREPOSITIONS
+        or (words[0].lower() in _PREPOSITION_HEADS and words[1].lower() in ("to", "of"))
+    ):
         return words
     for k in range(1, min(len(words) - 1, MAX_LEAD_WORDS)):
         if words[k].lower() in _FRONTED and words[k - 1].lower() in PREPOSITIONS:
@@ -692,4 +695,6 @@ def _preposition_last(words: list[str]) -> list[str]:
     return words
 
 
-_FRONTED = _words("which what whom")
+_FRONTED = _words("which what whom whose")
+# Words that open a preposition of two: "Close to which lake ...?", "Ahead of whom ...?"
+_PREPOSITION_HEADS = _words("close next near ahead")

@@ -204,6 +204,12 @@ from encoder.text.questions import (
             "Off which city did the ship roll in the storm?",
             "the ship rolled in the storm off the city @placeholder",
         ),
+        # "whose" after its preposition, and a preposition of two words
+        (
+            "In whose home did the painting hang for decades?",
+            "the painting hung for decades in @placeholder 's home",
+        ),
+        ("Ahead of whom did Mosquera finish?", "Mosquera finished ahead of @placeholder"),
         # A bare subject after a modal.
         (
             "Where will fans get their first look at the new signing?",
