@@ -679,9 +679,10 @@ _CLAUSE_COMMA = re.compile(r",(?=\s|$)")  # not the comma of "8,000"
 def _preposition_last(words: list[str]) -> list[str]:
     """A Which/What/Whom/Whose question that opens with its preposition, as people often ask
     it ("In whose home ...", "Close to which lake ..."), with the preposition moved to the end,
-    where the object clause places the answer after it: "In which city was the plant built" -> "which city was the plant built in"; and a
-    phrase that ends in one ("On the slopes of which mountain is the drilling taking place"
-    -> "which mountain is the drilling taking place on the slopes of")."""
+    where the object clause places the answer after it: "In which city was the plant built"
+    -> "which city was the plant built in"; and a phrase that ends in one ("On the slopes of
+    which mountain is the drilling taking place" -> "which mountain is the drilling taking
+    place on the slopes of")."""
     if len(words) < 3 or not (
         words[0].lower() in PREPOSITIONS
         or (words[0].lower() in _PREPOSITION_HEADS and words[1].lower() in ("to", "of"))
