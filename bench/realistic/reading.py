@@ -39,6 +39,7 @@ from encoder.text.ranking import probabilities
 from encoder.text.ranking import read as read_ranking
 from encoder.text.reading import FILE, TOP, candidate_sentences, save
 from encoder.training.reading import (
+    START_MODE,
     Answered,
     Question,
     Settings,
@@ -49,7 +50,7 @@ from encoder.training.reading import (
 )
 from service.settings import Settings as ServiceSettings
 
-MODE = "linear"  # the reader whose candidates are read: the ranking fits each reader's after
+MODE = START_MODE  # the reader whose candidates are read: the ranking fits each reader's after
 
 
 def questions_to_read(

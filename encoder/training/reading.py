@@ -15,6 +15,7 @@ same file and settings.
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from collections.abc import Callable, Sequence
@@ -27,6 +28,8 @@ from torch import nn
 
 from encoder.text.reading import N_WEIGHTS, Pair, PairReader, base_model
 
+# The reader whose ranking the fit starts from (whose candidates the questions file holds)
+START_MODE = "linear"
 BATCH = 16  # questions a step
 EPOCHS = 3
 LEARNING_RATE = 5e-4  # the adapter's
@@ -67,11 +70,10 @@ def write_questions(path: Path, questions: Sequence[Question]) -> None:
 
 
 def read_questions(path: Path) -> list[Question]:
-    return questions_from_rows(json.loads(path.read_text(encoding="utf-8")))
-
-
-def questions_from_rows(rows: list[dict]) -> list[Question]:
-    """`Question`s from the rows of a questions file (`write_questions`)."""
+    """The questions of a file `write_questions` wrote, gzip-compressed too (a `.gz` name)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        rows = json.load(f)
     return [
         Question(
             r["group"],
