@@ -465,7 +465,7 @@ def to_cloze(question: str) -> str:
         return question
     lead, words = _lead_and_words(question)
     if words and words[0].lower() == "where":
-        cloze = _where_clause(words[1:], question)
+        cloze = _where_within(words[1:], question)
     elif (naming := _naming_clause(words)) is not None:
         cloze = naming
     else:
@@ -601,6 +601,21 @@ def _where_clause(rest: list[str], question: str) -> str:
     if clause is None:
         raise UnsupportedQuestion(f"cannot read {question[:80]!r}: {FORMS}")
     return clause
+
+
+def _where_within(rest: list[str], question: str) -> str:
+    """A Where-question asking within a place first: "Where in China is the centre located"
+    -> "the centre is located in @placeholder in China", "Where in the city does ..." (the
+    place named stays in the question, so it is no answer); any other Where-question as
+    `_where_clause` reads it."""
+    if rest and rest[0].lower() == "in":
+        verb = next((i for i, w in enumerate(rest) if w.lower() in _KEPT_AUXILIARIES | _DO), 0)
+        if 1 < verb <= MAX_WITHIN_WORDS + 1 and verb < len(rest) - 1:
+            return " ".join([_where_clause(rest[verb:], question), *rest[:verb]])
+    return _where_clause(rest, question)
+
+
+MAX_WITHIN_WORDS = 4
 
 
 _BE = _words("is are was were")

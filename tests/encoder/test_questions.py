@@ -241,6 +241,15 @@ from encoder.text.questions import (
             "the perfume house hired the firm @placeholder to explore other options",
         ),
         ("Where did the lock gate give way?", "the lock gate gave way in @placeholder"),
+        # A place asked within first stays in the question, after the answer's.
+        (
+            "Where in China is the conservation centre located?",
+            "the conservation centre is located in @placeholder in China",
+        ),
+        (
+            "Where in the city does the rider work?",
+            "the rider works in @placeholder in the city",
+        ),
         (
             "Where does the dairy group plan to appeal the ruling?",
             "the dairy group plans to appeal the ruling in @placeholder",
