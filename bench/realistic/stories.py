@@ -87,7 +87,7 @@ SETS = (
 )
 # Written blind and kept unscored, for the next change to be scored on once: nothing is fitted
 # or tuned on them (`cheapqa bench fit-ranking` and `fit-roles` refuse them).
-FROZEN = tuple(f"test{i}" for i in range(40, 49))
+FROZEN = ("test41", "test42", "test47", "test48")
 
 
 @dataclass(frozen=True)
