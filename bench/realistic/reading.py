@@ -50,8 +50,6 @@ from encoder.training.reading import (
 )
 from service.settings import Settings as ServiceSettings
 
-MODE = START_MODE  # the reader whose candidates are read: the ranking fits each reader's after
-
 
 def questions_to_read(
     found: Sequence[Candidates],
@@ -128,19 +126,22 @@ def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
     settings, sets = read
     folder = checkpoint_dir(settings)
     ranking = read_ranking(folder)
-    if MODE not in ranking:
-        log(f"error: {folder} keeps no fitted ranking for {MODE}: run cheapqa bench fit-ranking")
+    if START_MODE not in ranking:
+        log(
+            f"error: {folder} keeps no fitted ranking for {START_MODE}: "
+            "run cheapqa bench fit-ranking"
+        )
         return 2
-    start = list(ranking[MODE].weights)
+    start = list(ranking[START_MODE].weights)
     path: Path = args.questions
     if path.is_file():
         questions = read_questions(path)
         log(f"read {len(questions)} questions from {path}")
     else:
         spans: dict[str, list[list[int]]] = {}
-        found, _ = collect(sets, settings, [MODE], log, spans)
+        found, _ = collect(sets, settings, [START_MODE], log, spans)
         stories = {s.id: s for group in sets.values() for s in group}
-        questions = questions_to_read(found[MODE], stories, spans, start)
+        questions = questions_to_read(found[START_MODE], stories, spans, start)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_questions(path, questions)
         log(f"wrote {len(questions)} questions to {path}")
@@ -149,7 +150,7 @@ def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
         alone = held_out(questions, start, args.folds, fitted._replace(read=False), args.device)
         both = held_out(questions, start, args.folds, fitted, args.device, log)
         print(
-            f"| {MODE}, {args.folds} folds, top {TOP} candidates | accuracy "
+            f"| {START_MODE}, {args.folds} folds, top {TOP} candidates | accuracy "
             "| AUROC of score | AUROC of probability | right kept at 80% |"
         )
         print("|---|---:|---:|---:|---:|")
@@ -161,7 +162,7 @@ def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
     state = path.with_suffix(".state.pt")
     reader = fit(questions, start, fitted, args.device, log, state)
     out = args.out or folder / FILE
-    save(reader, out, {"fitted_on": list(args.sets), "mode": MODE, "settings": list(fitted)})
+    save(reader, out, {"fitted_on": list(args.sets), "mode": START_MODE, "settings": list(fitted)})
     log(f"wrote {out}")
     return 0
 

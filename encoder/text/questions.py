@@ -59,6 +59,7 @@ _BE_HAVE = _words("was were is are am has have had")
 _MODALS = _words("will would can could shall should may might must")
 _KEPT_AUXILIARIES = _BE_HAVE | _MODALS
 _DO = _words("did does do")
+_AUXILIARIES = _KEPT_AUXILIARIES | _DO
 PREPOSITIONS = _words(
     "to with for from about at by of on in into onto after like behind beside near toward "
     "towards against without over under upon around before between through off along across "
@@ -348,7 +349,7 @@ def _is_adverb(word: str) -> bool:
     return low in _ADVERBS or (len(low) >= 6 and low.endswith("ly") and low not in _LY_NOUNS)
 
 
-_VERB_FORMS = frozenset(_IRREGULAR_PAST.values()) | _KEPT_AUXILIARIES | _DO
+_VERB_FORMS = frozenset(_IRREGULAR_PAST.values()) | _AUXILIARIES
 MAX_NOUN_WORDS = 4
 NOUN_FORM = "the {noun} " + PLACEHOLDER
 
@@ -609,7 +610,7 @@ def _where_within(rest: list[str], question: str) -> str:
     place named stays in the question, so it is no answer); any other Where-question as
     `_where_clause` reads it."""
     if rest and rest[0].lower() == "in":
-        verb = next((i for i, w in enumerate(rest) if w.lower() in _KEPT_AUXILIARIES | _DO), 0)
+        verb = next((i for i, w in enumerate(rest) if w.lower() in _AUXILIARIES), 0)
         if 1 < verb <= MAX_WITHIN_WORDS + 1 and verb < len(rest) - 1:
             return " ".join([_where_clause(rest[verb:], question), *rest[:verb]])
     return _where_clause(rest, question)
