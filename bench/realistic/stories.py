@@ -119,11 +119,15 @@ class Story:
 
     def accepted(self, gold: str) -> frozenset[str]:
         """The name keys that name the entity `gold`: the name, its aliases, and its leading
-        and trailing words."""
+        and trailing words; each also without a final full stop, which the entity finder
+        cannot tell from a sentence's ("Kelet Média Zrt." is named "Kelet Média Zrt")."""
         words = gold.split()
         parts = [" ".join(words[:i]) for i in range(1, len(words))]
         parts += [" ".join(words[i:]) for i in range(1, len(words))]
-        return frozenset(name_key(n) for n in [gold, *self.aliases.get(gold, []), *parts])
+        names = [gold, *self.aliases.get(gold, []), *parts]
+        return frozenset(name_key(n.removesuffix(".")) for n in names) | {
+            name_key(n) for n in names
+        }
 
     def is_right(self, answer: str | None, gold: str | None) -> bool:
         return answer is not None and gold is not None and name_key(answer) in self.accepted(gold)

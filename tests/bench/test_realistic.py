@@ -49,6 +49,9 @@ def test_a_short_form_of_the_answer_is_the_answer() -> None:
     assert not story.is_right("Brekke Energy Bergen", "Brekke Energy")  # a fused name
     assert not story.is_right("Solvind", "Brekke Energy")
     assert not story.is_right("anything", None)  # a question the story does not answer
+    # the finder cannot tell an abbreviation's full stop from a sentence's
+    assert story.is_right("Kelet Média Zrt", "Kelet Média Zrt.")
+    assert story.is_right("Kelet Média Zrt.", "Kelet Média Zrt.")
 
 
 STORY = (
