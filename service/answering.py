@@ -41,7 +41,12 @@ from encoder.model.state import DocumentState
 from encoder.text import reading, roles
 from encoder.text.anonymise import prepare_question
 from encoder.text.meaning import embed_questions
-from encoder.text.possessors import Possessor, possessor_slots, question_possessor
+from encoder.text.possessors import (
+    Possessor,
+    possessor_slots,
+    question_object_role,
+    question_possessor,
+)
 from encoder.text.questions import asks_for, to_cloze
 from encoder.text.ranking import features, probabilities
 from encoder.text.support import (
@@ -100,8 +105,10 @@ class PreparedQueries:
     terms: list[Terms]  # per question asked, what its support is measured by
     kinds: list[str | None]  # per question asked, what it asks for (questions.asks_for)
     in_words: list[bool]  # per question asked, whether it was asked in words (not a cloze)
-    # per question asked, the role it names a possessor by ("the cyclist's lawyer"), or None
-    possessors: list[Possessor | None]
+    # per question asked, the roles it names someone other than its answer by: a possessor
+    # ("the cyclist" of "the cyclist's lawyer"), the one its verb is done to ("Who is defending
+    # the judge?")
+    others: list[tuple[Possessor, ...]]
 
     @property
     def asked(self) -> list[int]:
@@ -133,20 +140,22 @@ def prepare_queries(model: LoadedModel, queries: list[str], entities: list[str])
         out.terms.append(question_terms(prepared.whole))
         out.kinds.append(asks_for(question))
         out.in_words.append(PLACEHOLDER not in question)
-        out.possessors.append(question_possessor(question))
+        found = (question_possessor(question), question_object_role(question))
+        out.others.append(tuple(role for role in found if role is not None))
     return out
 
 
 def excluded_slots(record: DocumentRecord, prepared: PreparedQueries) -> list[frozenset[int]]:
     """Per question asked, the slots it may not be answered with: the entities it names, and
-    the one the document gives the role it names a possessor by ("the cyclist" of "Who is
-    the cyclist's lawyer?"; encoder.text.possessors)."""
-    if not any(prepared.possessors) or not record.contexts:
+    the one the document gives each role it names someone else by ("the cyclist" of "Who is
+    the cyclist's lawyer?", "the judge" of "Who is defending the judge?";
+    encoder.text.possessors)."""
+    if not any(prepared.others) or not record.contexts:
         return prepared.named
     roles = [record.evidence(slot).roles for slot in range(len(record.entities))]
     return [
-        named | possessor_slots(role, roles)
-        for named, role in zip(prepared.named, prepared.possessors, strict=True)
+        named.union(*(possessor_slots(role, roles) for role in others))
+        for named, others in zip(prepared.named, prepared.others, strict=True)
     ]
 
 

@@ -88,9 +88,10 @@ class AnswersIn(_Body):
         default=True,
         description='Leave the entities a question names out of its answers ("Who rejected '
         'two offers from Halden?" is not answered "Halden"), and the one entity the text '
-        'gives a role the question names a possessor by ("Who is the cyclist\'s lawyer?" '
-        'is not answered by the one "cyclist Juan Ortega"); false answers from all of '
-        "the document's entities.",
+        "gives a role the question names someone else by, a possessor or the one its verb "
+        'is done to ("Who is the cyclist\'s lawyer?" and "Who represents the cyclist?" are '
+        'not answered by the one "cyclist Juan Ortega"); false answers from all of the '
+        "document's entities.",
     )
     reading: bool = Field(
         default=True,

@@ -17,6 +17,10 @@ leaves out none, since which one the question means is not known. On every story
 before test36, as served: 77 of the 267 questions naming a possessor leave an entity out, 4
 more answered right a mode, none fewer (RESULTS.md); it errs where the possessor is the answer
 after all ("Who wears the captain's armband?", a miss of test37).
+
+A Who-question names the one its verb is done to the same way ("Who represents the former
+procurement chief?", "Who is defending the accused judge?"), and a reader answers with them
+too: `question_object_role` finds that person's role, left out as a possessor is.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import NamedTuple
 
 from encoder.text.kinds import ORG_NOUNS, ROLES
 from encoder.text.name_kinds import person_nouns
-from encoder.text.tokens import STOP_WORDS, tokenize
+from encoder.text.tokens import STOP_WORDS, tokenize, word_set
 
 ROLE_MARK = "^r="  # a mention window's word for a role its mention is given ("^r=cyclist")
 _ARTICLES = frozenset({"the", "a", "an", "its", "their", "his", "her"})
@@ -117,3 +121,54 @@ def possessor_slots(possessor: Possessor | None, roles: Sequence[frozenset[str]]
     if len(holders) != 1 or not possessor.owned.isdisjoint(roles[holders[0]]):
         return frozenset()
     return frozenset(holders)
+
+
+# A Who-question's verbs that say its answer is, or is made, what the phrase after them names
+# ("Who is the club's captain?", "Who became the new coach?", "Who was named its director?").
+_BEING = word_set(
+    """
+    is are was were be been being become became becomes remain remains remained
+    named appointed elected chosen picked made called
+    """
+)
+_AUXILIARIES = word_set("has have had will would can could may might must shall should")
+_DO = word_set("do does did")
+_BE = word_set("is are was were")
+
+
+def question_object_role(question: str) -> Possessor | None:
+    """The person's role a Who-question names the one its verb is done to by ("the former
+    procurement chief" of "Who represents the former procurement chief?", "the editor" of
+    "Who won damages from the editor?"), or a Whom-question its subject by ("the engineer" of
+    "Whom did the engineer send her reports to?"): someone other than the answer. None for a
+    question that says what its answer is ("Who is the lawyer for the editor?", "Who was
+    named the new coach?"), names no person's role in that phrase, or names an
+    organisation's ("Who heads the federation?": "federation president Ayşe Karaca" is given
+    that noun too)."""
+    tokens = tokenize(question.lower())
+    if len(tokens) < 3 or tokens[0] not in ("who", "whom"):
+        return None
+    if tokens[0] == "whom":  # "Whom did the minister brief?": its subject is someone else
+        return _role_phrase(tokens, 2) if tokens[1] in _AUXILIARIES | _DO | _BE else None
+    verb = 2 if tokens[1] in _AUXILIARIES else 1  # "Who has been named ...?": "been"
+    after = tokens[verb + 1] if verb + 1 < len(tokens) else ""
+    # "Who is defending the judge?", "Who has been representing him?": a doing, not a being
+    if tokens[verb] in _BEING and not after.endswith("ing"):
+        return None
+    if "the" not in tokens[verb + 1 :]:
+        return None
+    return _role_phrase(tokens, tokens.index("the", verb + 1))  # the verb's first phrase
+
+
+def _role_phrase(tokens: Sequence[str], j: int) -> Possessor | None:
+    """The person's role heading the phrase that opens with "the" at tokens[j], or None."""
+    if tokens[j : j + 1] != ["the"]:
+        return None
+    for k in range(j + 1, min(len(tokens), j + 2 + _MODIFIERS_REACH)):
+        # the phrase's head: a role noun no title follows ("the union leader": leader; not
+        # "draw" of "the winner draw", a plain word the name table says is a person's too)
+        if _is_role(tokens, k) and not (ROLES | ORG_NOUNS).intersection(tokens[k + 1 : k + 2]):
+            return None if tokens[k] in ORG_NOUNS else Possessor(tokens[k], frozenset())
+        if tokens[k] in STOP_WORDS or not tokens[k].isalpha():
+            break
+    return None

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.text.possessors import mention_roles, possessor_slots, question_possessor
+from encoder.text.possessors import (
+    mention_roles,
+    possessor_slots,
+    question_object_role,
+    question_possessor,
+)
 from encoder.text.support import entity_evidence, mention_windows
 from encoder.text.tokens import tokenize
 
@@ -80,3 +85,25 @@ def test_only_the_one_entity_with_the_role_is_left_out() -> None:
     assert left_out("Who is the coach's agent?") == {4}
     assert left_out("Who is the player's agent?") == set()  # no one is the player
     assert possessor_slots(None, roles) == set()
+
+
+@pytest.mark.parametrize(
+    ("question", "role"),
+    [
+        ("Who represents the former procurement chief?", "chief"),
+        ("Who is defending the accused judge?", "judge"),  # does something: not a copula
+        ("Who won damages from the editor?", "editor"),
+        ("Who is the lawyer for the editor?", None),  # says what its answer is
+        ("Who was named the new coach?", None),
+        ("Who has been appointed the new coach?", None),
+        ("Who heads the Turkish Volleyball Federation?", None),  # "federation president X"
+        ("Who represents the cyclist's family?", None),  # a possessor: question_possessor's
+        ("Whom did the minister brief?", "minister"),  # its subject
+        ("Whom has the former technology chief hired?", "chief"),
+        ("Whom did Ortega thank?", None),  # named: left out by name
+        ("Who won the race?", None),
+    ],
+)
+def test_question_object_role(question: str, role: str | None) -> None:
+    found = question_object_role(question)
+    assert (found and found.role) == role

@@ -117,6 +117,13 @@ async def test_a_question_naming_a_role_is_not_answered_by_its_one_holder(
             response = await client.post("/v1/documents/rider/answers", json=body)
             found.append({a["entity"] for a in response.json()["results"][0]["answers"]})
         assert found == [{"Oquendo", "Vidal"}, {"Ortega", "Oquendo", "Vidal"}]
+        # named as the one the verb is done to: "Who represents the cyclist?"
+        body = {"queries": ["Who represents the cyclist?"], "top_k": 10}
+        response = await client.post("/v1/documents/rider/answers", json=body)
+        assert {a["entity"] for a in response.json()["results"][0]["answers"]} == {
+            "Oquendo",
+            "Vidal",
+        }
 
 
 async def test_same_id_same_text_is_one_document_new_text_reindexes(
