@@ -11,7 +11,9 @@ Rules, in the order they apply:
 - a name is a run of capitalised words or acronyms, joined by hyphens, initials ("George W.
   Bush") and lower-case connectors inside names ("Bank of England", "Ludwig van Beethoven");
 - titles split runs and stay out of names ("US President George Bush" -> US, George Bush); a
-  nationality before a title goes too ("Indian Prime Minister Vajpayee" -> Vajpayee);
+  nationality before a title goes too ("Indian Prime Minister Vajpayee" -> Vajpayee), and so
+  does an office's "of X and Y" ("Minister of Energy and Mines Bounthavy Sisouphanh"); a title
+  ending a run after "of the" is an office's name ("Office of the Prosecutor General");
 - a run's first word at the start of a sentence is a name only if the text never writes it in
   lower case and it is not a common sentence opener; a one-word name met only at sentence
   starts must recur;
@@ -67,6 +69,7 @@ TITLES = _words(
     frenchman frenchwoman englishman englishwoman irishman irishwoman scotsman scotswoman
     welshman welshwoman dutchman dutchwoman briton spaniard swede dane
     navigator rector superintendent administrator ecologist
+    comptroller td
     """
 )
 # Words that qualify an office: part of a title phrase when a title follows them.
@@ -526,7 +529,7 @@ _OFFICE_OBJECTS = _words(
     """
     state defence defense justice health education the interior finance foreign home
     agriculture transport labour labor trade energy environment culture tourism economy
-    industry commerce housing
+    industry commerce housing mines water forestry fisheries planning works
     """
 )
 
@@ -548,6 +551,8 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         if title_end > k and words[title_end : title_end + 1] == ["'s"]:
             k = title_end  # "Public Defender's Office": a title owning an office is its name
             continue
+        if title_end == len(words) and words[max(0, k - 2) : k] == ["of", "the"]:
+            break  # "Office of the President": an office named by its title, no person's
         if title_end > k and (
             follows or title_end - k == len(words) or words[title_end - 1] not in _SURNAMES
         ):
@@ -576,7 +581,7 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
             b -= 1
         if _nationality_before_person(tokens, a, b):
             a += 1
-        if _office_after_for(tokens, a, b):
+        if _office_after(tokens, a, b):
             a += 1  # "Secretary of State for Culture Marta Lobo": the office's last word
         if a < b:
             trimmed.append((a, b))
@@ -596,16 +601,19 @@ def _nationality_before_person(tokens: Sequence[_Token], a: int, b: int) -> bool
     return name_kind(words[:1]).person >= _GIVEN_NAME and not any(w in ORG_HEADS for w in words)
 
 
-def _office_after_for(tokens: Sequence[_Token], a: int, b: int) -> bool:
+def _office_after(tokens: Sequence[_Token], a: int, b: int) -> bool:
     """Whether tokens[a] ends an office before a name ("Minister for Health Ana Ruiz",
-    "Secretary of State for Culture Marta Lobo"): a word an office is "of" or "for", after a
-    title (or "State") and "for", with a name after it."""
-    return (
-        b - a >= 2
-        and a >= 2
-        and tokens[a - 1].text == "for"
-        and tokens[a].text.lower() in _OFFICE_OBJECTS
-        and (tokens[a - 2].text.lower() in TITLES or tokens[a - 2].text == "State")
+    "Secretary of State for Culture Marta Lobo", "Minister of Energy and Mines Bounthavy
+    Sisouphanh"): a word an office is "of" or "for", after a title (or "State") and "for", or
+    after "of", another such word and "and", with a name after it."""
+    if b - a < 2 or a < 2 or tokens[a].text.lower() not in _OFFICE_OBJECTS:
+        return False
+    if tokens[a - 1].text == "and":
+        return (
+            a >= 3 and tokens[a - 2].text.lower() in _OFFICE_OBJECTS and tokens[a - 3].text == "of"
+        )
+    return tokens[a - 1].text == "for" and (
+        tokens[a - 2].text.lower() in TITLES or tokens[a - 2].text == "State"
     )
 
 

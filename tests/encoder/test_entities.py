@@ -55,6 +55,11 @@ def test_titles_and_nationalities_stay_out_of_names() -> None:
     found = names("Secretary of State for Culture Marta Lobo met Minister for Health Ana Ruiz.")
     assert found == ["Marta Lobo", "Ana Ruiz"]
     assert names("She voted for Health Matters Trust.") == ["Health Matters Trust"]
+    # "of X and Y": both the office's
+    found = names("Deputy Minister of Energy and Mines Bounthavy Sisouphanh said so.")
+    assert found == ["Bounthavy Sisouphanh"]
+    found = names("Opposition TD Ciarán Moloney met Comptroller General Arturo Mendizabal.")
+    assert found == ["Ciarán Moloney", "Arturo Mendizabal"]
     found = names(
         "Talks were led by Prefect Daniela Marchetti. Former Tajo Salt chief Ana Ruiz left."
     )
@@ -117,6 +122,9 @@ def test_a_surname_alone_is_the_whole_name() -> None:
 def test_a_title_owning_an_office_is_part_of_its_name() -> None:
     text = "The Pernambuco Public Defender's Office took the case. The Mayor's Office said no."
     assert names(text) == ["Pernambuco Public Defender's Office", "Mayor's Office"]
+    # An office named by its title: no person's name follows
+    text = "The Office of the Prosecutor General and the Office of the President agreed."
+    assert names(text) == ["Office of the Prosecutor General", "Office of the President"]
     # A possessive before a title still ends the name before it.
     assert names("Spain's Supreme Court ruled.") == ["Spain", "Supreme Court"]
 
