@@ -125,9 +125,7 @@ class Story:
         parts = [" ".join(words[:i]) for i in range(1, len(words))]
         parts += [" ".join(words[i:]) for i in range(1, len(words))]
         names = [gold, *self.aliases.get(gold, []), *parts]
-        return frozenset(name_key(n.removesuffix(".")) for n in names) | {
-            name_key(n) for n in names
-        }
+        return frozenset(name_key(m) for n in names for m in (n, n.removesuffix(".")))
 
     def is_right(self, answer: str | None, gold: str | None) -> bool:
         return answer is not None and gold is not None and name_key(answer) in self.accepted(gold)

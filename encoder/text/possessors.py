@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from encoder.text.kinds import ORG_NOUNS, ROLES
 from encoder.text.name_kinds import person_nouns
+from encoder.text.questions import AUXILIARIES, MODALS
 from encoder.text.tokens import STOP_WORDS, tokenize, word_set
 
 ROLE_MARK = "^r="  # a mention window's word for a role its mention is given ("^r=cyclist")
@@ -133,9 +134,9 @@ _BEING = word_set(
     named appointed elected chosen picked made called
     """
 )
-_AUXILIARIES = word_set("has have had will would can could may might must shall should")
-# What stands between "Whom" and its subject ("Whom did the minister brief?")
-_WHOM_AUXILIARIES = _AUXILIARIES | word_set("do does did is are was were")
+# What stands between "Who" and a verb that may say what the answer is ("Who has been named
+# ...?", "Who will be ...?"); any auxiliary stands between "Whom" and its subject.
+_PERFECT_OR_MODAL = MODALS | word_set("has have had")
 
 
 def question_object_role(question: str) -> Possessor | None:
@@ -151,8 +152,8 @@ def question_object_role(question: str) -> Possessor | None:
     if len(tokens) < 3 or tokens[0] not in ("who", "whom"):
         return None
     if tokens[0] == "whom":  # "Whom did the minister brief?": its subject is someone else
-        return _role_phrase(tokens, 2) if tokens[1] in _WHOM_AUXILIARIES else None
-    verb = 2 if tokens[1] in _AUXILIARIES else 1  # "Who has been named ...?": "been"
+        return _role_phrase(tokens, 2) if tokens[1] in AUXILIARIES else None
+    verb = 2 if tokens[1] in _PERFECT_OR_MODAL else 1  # "Who has been named ...?": "been"
     after = tokens[verb + 1] if verb + 1 < len(tokens) else ""
     # "Who is defending the judge?", "Who has been representing him?": a doing, not a being
     if tokens[verb] in _BEING and not after.endswith("ing"):

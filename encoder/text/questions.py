@@ -56,10 +56,10 @@ class UnsupportedQuestion(ValueError):
 _PRONOUNS = _words("i you he she it we they")
 _DETERMINERS = _words("the a an his her their its our my your this that these those")
 _BE_HAVE = _words("was were is are am has have had")
-_MODALS = _words("will would can could shall should may might must")
-_KEPT_AUXILIARIES = _BE_HAVE | _MODALS
+MODALS = _words("will would can could shall should may might must")
+_KEPT_AUXILIARIES = _BE_HAVE | MODALS
 _DO = _words("did does do")
-_AUXILIARIES = _KEPT_AUXILIARIES | _DO
+AUXILIARIES = _KEPT_AUXILIARIES | _DO
 PREPOSITIONS = _words(
     "to with for from about at by of on in into onto after like behind beside near toward "
     "towards against without over under upon around before between through off along across "
@@ -349,7 +349,7 @@ def _is_adverb(word: str) -> bool:
     return low in _ADVERBS or (len(low) >= 6 and low.endswith("ly") and low not in _LY_NOUNS)
 
 
-_VERB_FORMS = frozenset(_IRREGULAR_PAST.values()) | _AUXILIARIES
+_VERB_FORMS = frozenset(_IRREGULAR_PAST.values()) | AUXILIARIES
 MAX_NOUN_WORDS = 4
 NOUN_FORM = "the {noun} " + PLACEHOLDER
 
@@ -421,10 +421,10 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
     if len(rest) > 1 and _is_adverb(rest[1]):
         return None  # "Who was also arrested?", "Who was formerly managing director?"
     n = _subject_length(rest[1:])
-    if n == 0 and (aux in _DO or aux in _MODALS or (aux in _BE_HAVE and not _participle(rest[1]))):
+    if n == 0 and (aux in _DO or aux in MODALS or (aux in _BE_HAVE and not _participle(rest[1]))):
         # "did police arrest", "have farmers been protesting", "will fans get"
         n = _bare_subject_length(rest[1:])
-        if aux in _MODALS and not _bare_plural_subject(rest[1:]):
+        if aux in MODALS and not _bare_plural_subject(rest[1:]):
             return None  # "Who will lead the team?": the modal's verb, no subject between
     if aux in _DO:
         n = _do_subject(rest[1:], n)
@@ -432,7 +432,7 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
         n = _be_have_subject(rest[1:], n)
         if aux in _BE and _described(rest[1:], n):
             return None  # "Who is the police officer leading the inquiry?": the answer is it
-    elif aux in _MODALS:
+    elif aux in MODALS:
         n = _modal_subject(rest[1:], n)
     subject, after = rest[1 : 1 + n], rest[1 + n :]
     if n == 0 or not after:
@@ -610,7 +610,7 @@ def _where_within(rest: list[str], question: str) -> str:
     place named stays in the question, so it is no answer); any other Where-question as
     `_where_clause` reads it."""
     if rest and rest[0].lower() == "in":
-        verb = next((i for i, w in enumerate(rest) if w.lower() in _AUXILIARIES), 0)
+        verb = next((i for i, w in enumerate(rest) if w.lower() in AUXILIARIES), 0)
         if 1 < verb <= MAX_WITHIN_WORDS + 1 and verb < len(rest) - 1:
             return " ".join([_where_clause(rest[verb:], question), *rest[:verb]])
     return _where_clause(rest, question)
