@@ -2,7 +2,7 @@
 model alone (a GPU machine without the service's packages):
 
     python -m encoder.training.fit_reading QUESTIONS --out FILE [--device cuda]
-        [--sentence-model DIR] [--checkpoint-dir DIR]
+        [--sentence-model DIR] [--checkpoint-dir DIR] [--epochs N] [--seed N]
 
 QUESTIONS is the file `cheapqa bench fit-reading --questions` writes (gzip-compressed too):
 each question's candidates with their features and sentences, from the sets already scored.
@@ -26,7 +26,7 @@ from encoder.model.checkpoint import CHECKPOINT_DIR
 from encoder.text.meaning import MODEL_FOLDER_VARIABLE
 from encoder.text.ranking import read as read_ranking
 from encoder.text.reading import save
-from encoder.training.reading import START_MODE, Settings, fit, read_questions
+from encoder.training.reading import DEFAULTS, START_MODE, fit, read_questions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
     p.add_argument("--sentence-model", default=None, help="a folder with the sentence model")
     p.add_argument("--checkpoint-dir", type=Path, default=CHECKPOINT_DIR)
+    p.add_argument("--epochs", type=int, default=DEFAULTS.epochs)
+    p.add_argument(
+        "--seed", type=int, default=DEFAULTS.seed, help="the adapter's start, the questions' order"
+    )
     args = p.parse_args(argv)
     if args.sentence_model:
         os.environ[MODEL_FOLDER_VARIABLE] = args.sentence_model
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     questions = read_questions(args.questions)
     print(f"{len(questions)} questions from {args.questions}", flush=True)
-    settings = Settings()
+    settings = DEFAULTS._replace(epochs=args.epochs, seed=args.seed)
     began = time.perf_counter()
     reader = fit(
         questions,

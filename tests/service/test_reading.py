@@ -619,6 +619,12 @@ def test_the_standalone_fit_writes_a_reader_from_a_compressed_questions_file(
     assert kept["fitted_on"] == ["toy"] and kept["mode"] == "linear"
     assert out.with_suffix(".state.pt").is_file()  # a fit cut off goes on from it
     assert load(out).rank == kept["rank"]
+    assert kept["settings"] == list(FitSettings())
+    # The recipe's epochs and seed can be named, and are kept with the reader.
+    other = tmp_path / "other.pt"
+    assert fit_reading.main([str(packed), "--out", str(other), "--epochs", "1", "--seed", "3"]) == 0
+    settings = torch.load(other, map_location="cpu", weights_only=True)["settings"]
+    assert settings == list(FitSettings(epochs=1, seed=3))
     # Without a fitted ranking it says so.
     argv = [str(packed), "--out", str(out), "--checkpoint-dir", str(tmp_path)]
     assert fit_reading.main(argv) == 2
