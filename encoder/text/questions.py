@@ -78,7 +78,7 @@ _IRREGULAR_PAST = _pairs(
     bring:brought begin:began keep:kept hold:held write:wrote stand:stood hear:heard let:let
     mean:meant set:set meet:met run:ran pay:paid sit:sat speak:spoke lead:led read:read
     grow:grew lose:lost fall:fell send:sent build:built understand:understood draw:drew
-    break:broke spend:spent cut:cut drive:drove buy:bought wear:wore choose:chose
+    break:broke spend:spent cut:cut quit:quit drive:drove buy:bought wear:wore choose:chose
     seek:sought throw:threw catch:caught win:won forget:forgot sell:sold fight:fought
     teach:taught eat:ate sing:sang swim:swam fly:flew ride:rode hide:hid shoot:shot
     steal:stole sleep:slept hit:hit put:put hurt:hurt beat:beat bite:bit blow:blew feed:fed
@@ -191,16 +191,40 @@ def _bare_plural_subject(words: list[str]) -> bool:
     return False
 
 
-def _runs_on_to(words: list[str], ends: Callable[[str, str], bool]) -> int:
+def _of_phrase(words: list[str], j: int) -> int:
+    """How many words from words[j] are an "of" phrase inside a noun phrase: "of" and a
+    determiner's first noun ("the president of the owners' council"), or "of" and a name
+    ("the buyer of Kovinar", "the head of Lâm Viên Trading"); 0 when words[j] starts none."""
+    if words[j].lower() != "of":
+        return 0
+    if _word_after(words, j).lower() in _DETERMINERS:
+        return 3 if j + 2 < len(words) else 0
+    end = j + 1
+    while end < len(words) and words[end][:1].isupper():
+        end += 1
+    return end - j if end > j + 1 else 0
+
+
+def _runs_on_to(words: list[str], ends: Callable[[str, str], bool], over_of: bool = False) -> int:
     """Where a determiner and its noun (`words` starts "the old ...") run on, over plain words,
     to the first word `ends` accepts (given the word after it, "" at the end): its index ("the
-    old man talking" -> 3), 0 when none."""
+    old man talking" -> 3), 0 when none. `over_of`: over an "of" phrase too ("the buyer of
+    Kovinar headquartered"), where an -ing word after it is a noun's modifier ("the director
+    of the arts funding body") unless only a preposition follows it ("the photographer of the
+    winch sailing on")."""
     if len(words) > 2 and words[0].lower() in _DETERMINERS:
-        for j in range(2, len(words)):
+        j, crossed = 2, False
+        while j < len(words):
+            if over_of and (skip := _of_phrase(words, j)):
+                j, crossed = j + skip, True
+                continue
             if words[j].lower() in _NOT_IN_SUBJECT or not words[j].isalpha():
                 break
             if ends(words[j], _word_after(words, j)):
+                if crossed and words[j].lower().endswith("ing") and not _ends_after(words, j):
+                    return 0
                 return j
+            j += 1
     return 0
 
 
@@ -216,20 +240,49 @@ _AFTER_VERB = (
 )
 
 
+_NOT_PLURAL = ("ss", "us", "is")
+
+
+def _plural_noun(word: str) -> bool:
+    """A plain word that reads as a plural noun, never a verb's base form ("workers", not
+    "address" or "focus")."""
+    return (
+        word.isalpha() and word.islower() and word.endswith("s") and not word.endswith(_NOT_PLURAL)
+    )
+
+
+def _ends_after(words: list[str], j: int) -> bool:
+    """Whether words[j] ends the question, or only a preposition follows it (a phrase that led
+    the question: "Outside which hotel did the strike leader address workers?")."""
+    rest = words[j + 1 :]
+    return not rest or (len(rest) == 1 and rest[0].lower() in PREPOSITIONS)
+
+
 def _do_subject(words: list[str], n: int) -> int:
-    """After "did"/"does"/"do", a determiner's noun phrase runs on over plain words to its verb:
-    the first that a known verb, an adverb, an object or the question's end follows, or that
-    is a known irregular verb ("did the perfume house hire to ...", "did the lock gate give
-    way", "did the four singers also perform with"), not "the perfume" and the verb "house";
-    `n` when none is found."""
-    if n != 2 or words[0].lower() not in _DETERMINERS:
+    """After "did"/"does"/"do", a determiner's noun phrase runs on over plain words, a
+    possessive's noun ("the employers' group chairman") and an "of" phrase ("the president of
+    the owners' council"), to its verb: the first that a known verb, an adverb, an object or
+    the question's end follows, or that is a known irregular verb ("did the perfume house hire
+    to ...", "did the lock gate give way", "did the four singers also perform with"), not "the
+    perfume" and the verb "house"; a plural noun ending the question is the verb's object
+    ("did the strike leader address workers"). `n` when none is found."""
+    possessive = n > 2 and words[n - 2].endswith(("'s", "s'"))
+    if (n != 2 and not possessive) or words[0].lower() not in _DETERMINERS:
         return n
-    for j in range(1, min(len(words), 1 + MAX_NOUN_WORDS)):
+    last = min(len(words), n + MAX_NOUN_WORDS - 1)
+    j = n - 1
+    while j < last:
         word = words[j]
+        if skip := _of_phrase(words, j):
+            j, last = j + skip, min(len(words), last + skip)
+            continue
         if not word.isalpha() or word in _NOT_IN_SUBJECT | _CONJUNCTIONS:
             return n
-        if j == 1 or word[:1].isupper():
-            continue  # the determiner's own noun, or a name's word ("the Dutch bank")
+        if j == n - 1 or word[:1].isupper():
+            j += 1
+            continue  # the determiner's (or possessive's) own noun, or a name's word
+        if _plural_noun(word) and _ends_after(words, j):
+            return j - 1 if j > n else n  # "address workers": the plural is the object
         after = _word_after(words, j)
         if (
             word in _IRREGULAR_PAST
@@ -242,6 +295,7 @@ def _do_subject(words: list[str], n: int) -> int:
             or after[:1].isupper()
         ):
             return j
+        j += 1
     return n
 
 
@@ -253,6 +307,13 @@ def _modal_subject(words: list[str], n: int) -> int:
         be_have = _runs_on_to(words[: 2 + MAX_NOUN_WORDS], lambda w, _: w.lower() in ("be", "have"))
         return be_have or _do_subject(words, n)
     return n
+
+
+# Participles that take no object: after "is the <noun>" and before a preposition they say who
+# the noun is, so the question asks for the noun ("Who is the lawyer acting for the owners?").
+_TAKES_NO_OBJECT = _words(
+    "acting working speaking serving standing running campaigning competing testifying lobbying"
+)
 
 
 def _described(words: list[str], n: int) -> bool:
@@ -267,6 +328,8 @@ def _described(words: list[str], n: int) -> bool:
         return False
     participle, after = words[n].lower(), words[n + 1 : n + 2]
     passive = not participle.endswith("ing")
+    if after and participle in _TAKES_NO_OBJECT and after[0].lower() in PREPOSITIONS:
+        return True  # "is the lawyer acting for the owners": no object for the answer to be
     return passive or bool(after and after[0].lower() in _DETERMINERS)
 
 
@@ -287,7 +350,9 @@ def _be_have_subject(words: list[str], n: int) -> int:
     if n != 2:
         return 0
     # "was the old man talking"; else the first participle ("is the drilling taking place")
-    return _runs_on_to(words, _verb_participle) or _runs_on_to(words, lambda w, _: _participle(w))
+    return _runs_on_to(words, _verb_participle, over_of=True) or _runs_on_to(
+        words, lambda w, _: _participle(w), over_of=True
+    )
 
 
 def _verb_participle(word: str, after: str) -> bool:

@@ -333,6 +333,62 @@ from encoder.text.questions import (
             "What was the name of the convicted man's business?",
             "the convicted man's business was called @placeholder",
         ),
+        # A do-question's subject runs on over a possessive's noun and an "of" phrase; a
+        # plural ending it (or before a leading phrase's preposition) is the verb's object.
+        (
+            "Which hotel does the employers' group chairman own?",
+            "the employers' group chairman owns the hotel @placeholder",
+        ),
+        (
+            "What hotel does the president of the owners' council own?",
+            "the president of the owners' council owns the hotel @placeholder",
+        ),
+        (
+            "Which trade body does the critic of the deal chair?",
+            "the critic of the deal chairs the trade body @placeholder",
+        ),
+        (
+            "Outside which hotel did the strike leader address workers?",
+            "the strike leader addressed workers outside the hotel @placeholder",
+        ),
+        (
+            "Near which port does the buyer plan two new warehouses?",
+            "the buyer plans two new warehouses near the port @placeholder",
+        ),
+        (
+            "Which organisation did the chairman of the seed company quit?",
+            "the chairman of the seed company quit the organisation @placeholder",
+        ),
+        # be/have's participle after an "of" phrase; an -ing there is a noun's modifier
+        (
+            "Where is the buyer of Kovinar headquartered?",
+            "the buyer of Kovinar is headquartered in @placeholder",
+        ),
+        (
+            "By whom was the head of the inquiry appointed?",
+            "the head of the inquiry was appointed by @placeholder",
+        ),
+        (
+            "Whom has the mayor of Lousã met twice this year?",
+            "the mayor of Lousã has met @placeholder twice this year",
+        ),
+        (
+            "Who is the director of the arts funding body?",
+            "@placeholder is the director of the arts funding body",
+        ),
+        (
+            "Who is the chief executive of the Slovenian company being sold?",
+            "@placeholder is the chief executive of the Slovenian company being sold",
+        ),
+        # a participle that takes no object describes the one asked for
+        (
+            "Who is the lawyer acting for the apartment owners?",
+            "@placeholder is the lawyer acting for the apartment owners",
+        ),
+        (
+            "Who is the company paying for the work?",
+            "the company is paying @placeholder for the work",
+        ),
     ],
 )
 def test_plain_questions_become_cloze_sentences(question: str, cloze: str) -> None:
@@ -390,6 +446,7 @@ def test_other_questions_say_which_forms_work(question: str) -> None:
         ("watch", "watched", "watches"),
         ("go", "went", "goes"),
         ("have", "had", "has"),
+        ("quit", "quit", "quits"),
     ],
 )
 def test_verb_forms(verb: str, past: str, third: str) -> None:
