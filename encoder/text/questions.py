@@ -240,7 +240,7 @@ _AFTER_VERB = (
 )
 
 
-_NOT_PLURAL = ("ss", "us", "is")
+_NOT_PLURAL = ("ss", "us", "is")  # endings of a singular noun or verb: "address", "bus", "crisis"
 
 
 def _plural_noun(word: str) -> bool:
@@ -749,7 +749,7 @@ def _singular(noun: str) -> str:
         return noun[:-3] + "y"
     if low.endswith(("ches", "shes", "sses", "xes")):
         return noun[:-2]
-    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+    if low.endswith("s") and not low.endswith(_NOT_PLURAL):
         return noun[:-1]
     return noun
 
