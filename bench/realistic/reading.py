@@ -160,9 +160,14 @@ def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
     if args.dry_run:
         return 0
     state = path.with_suffix(".state.pt")
-    reader = fit(questions, start, fitted, args.device, log, state)
+    reader = fit(questions, start, fitted, args.device, log, state, args.init)
     out = args.out or folder / FILE
-    save(reader, out, {"fitted_on": list(args.sets), "mode": START_MODE, "settings": list(fitted)})
+    about: dict[str, object] = {
+        "fitted_on": list(args.sets),
+        "mode": START_MODE,
+        "settings": list(fitted),
+    }
+    save(reader, out, about | ({"init": str(args.init)} if args.init else {}))
     log(f"wrote {out}")
     return 0
 
@@ -186,3 +191,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--device", default="cpu", help="cpu, or cuda where there is a GPU")
     p.add_argument("--out", type=Path, default=None, help=f"default: <checkpoint-dir>/{FILE}")
+    p.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="a fitted reader to go on from (its adapter, head and weights) with these sets",
+    )

@@ -201,17 +201,22 @@ def save(reader: PairReader, path: Path, about: dict[str, object]) -> None:
     torch.save({"format": FORMAT, "rank": reader.rank, "tensors": tensors, **about}, path)
 
 
-def load(path: Path) -> PairReader:
-    """A reader from its file, on the sentence model's base (CPU, eval mode), its token
-    embeddings the sentence model's own (`base_model`): for serving, not for fitting."""
+def read_fitted(path: Path) -> tuple[dict[str, torch.Tensor], int]:
+    """What a reader's file keeps (`save`): its fitted tensors, in single precision, and its
+    adapter's rank."""
     kept = torch.load(path, map_location="cpu", weights_only=True)
     if kept.get("format") != FORMAT:
         raise ValueError(f"{path}: pair reader format {kept.get('format')}, not {FORMAT}")
+    return {k: v.float() for k, v in kept["tensors"].items()}, int(kept["rank"])
+
+
+def load(path: Path) -> PairReader:
+    """A reader from its file, on the sentence model's base (CPU, eval mode), its token
+    embeddings the sentence model's own (`base_model`): for serving, not for fitting."""
+    tensors, rank = read_fitted(path)
     bert, tokenizer = base_model(share_embeddings=True)
-    reader = PairReader(bert, tokenizer, rank=int(kept["rank"]))
-    missing = reader.load_state_dict(
-        {k: v.float() for k, v in kept["tensors"].items()}, strict=False
-    ).missing_keys
+    reader = PairReader(bert, tokenizer, rank=rank)
+    missing = reader.load_state_dict(tensors, strict=False).missing_keys
     unfitted = [k for k in missing if _is_fitted(k) and k != "abstain"]
     if unfitted:
         raise ValueError(f"{path}: missing {unfitted[:3]}")

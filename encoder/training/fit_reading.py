@@ -2,13 +2,14 @@
 model alone (a GPU machine without the service's packages):
 
     python -m encoder.training.fit_reading QUESTIONS --out FILE [--device cuda]
-        [--sentence-model DIR] [--checkpoint-dir DIR] [--epochs N] [--seed N]
+        [--sentence-model DIR] [--checkpoint-dir DIR] [--epochs N] [--seed N] [--init FILE]
 
 QUESTIONS is the file `cheapqa bench fit-reading --questions` writes (gzip-compressed too):
 each question's candidates with their features and sentences, from the sets already scored.
 The fit starts from the linear ranking's weights of --checkpoint-dir (the shipped ones), as
 `cheapqa bench fit-reading` does, and keeps its state beside --out (`<out>.state.pt`), so a
-fit cut off goes on when started again. --sentence-model: a folder holding a copy of the
+fit cut off goes on when started again. --init: a fitted reader to go on from (its adapter,
+head and weights) instead. --sentence-model: a folder holding a copy of the
 sentence model (`sentence_transformers` format) where its package is not installed; one in
 half precision, 45 MB against 91, travels where files are few (its weights are read back in
 single precision, the adapter fitted on weights rounded to 3 significant digits).
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--seed", type=int, default=DEFAULTS.seed, help="the adapter's start, the questions' order"
     )
+    p.add_argument("--init", type=Path, default=None, help="a fitted reader to go on from")
     args = p.parse_args(argv)
     if args.sentence_model:
         os.environ[MODEL_FOLDER_VARIABLE] = args.sentence_model
@@ -58,9 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         args.device,
         lambda line: print(line, flush=True),
         args.out.with_suffix(".state.pt"),
+        args.init,
     )
     sets = list(dict.fromkeys(q.group for q in questions))
-    save(reader, args.out, {"fitted_on": sets, "mode": START_MODE, "settings": list(settings)})
+    about: dict[str, object] = {"fitted_on": sets, "mode": START_MODE, "settings": list(settings)}
+    save(reader, args.out, about | ({"init": str(args.init)} if args.init else {}))
     print(f"fitted in {time.perf_counter() - began:.0f} s; wrote {args.out}", flush=True)
     return 0
 

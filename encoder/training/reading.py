@@ -27,7 +27,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from encoder.text.reading import N_WEIGHTS, Pair, PairReader, base_model
+from encoder.text.reading import N_WEIGHTS, Pair, PairReader, base_model, read_fitted
 
 # The reader whose ranking the fit starts from (whose candidates the questions file holds)
 START_MODE = "linear"
@@ -175,9 +175,12 @@ def fit(
     device: str = "cpu",
     progress: Callable[[str], None] = lambda line: None,
     state: Path | None = None,
+    init: Path | None = None,
 ) -> PairReader:
     """The reader fitted on the questions that tell something, from the ranking's weights
-    `start` (reading(e)'s from 1); `state`: where to keep (and find) the fit's progress."""
+    `start` (reading(e)'s from 1), or from the reader kept at `init` (its adapter, head and
+    weights: a fitted reader going on with more questions); `state`: where to keep (and find)
+    the fit's progress."""
     torch.manual_seed(settings.seed)
     bert, tokenizer = base_model()
     reader = PairReader(bert, tokenizer, seed=settings.seed).to(device)
@@ -185,6 +188,11 @@ def fit(
         reader.weights.copy_(torch.tensor([*start, 1.0]))
         if settings.abstains:
             reader.abstain.fill_(0.0)
+        if init is not None:
+            tensors, rank = read_fitted(init)
+            if rank != reader.rank:
+                raise ValueError(f"{init}: an adapter of rank {rank}, not {reader.rank}")
+            reader.load_state_dict(tensors, strict=False)
     reader.abstain.requires_grad = settings.abstains
     told = [q for q in questions if _teaches(q, settings)]
     pairs = [_pairs(reader, q) for q in told] if settings.read else [[] for _ in told]

@@ -197,6 +197,15 @@ def test_the_fit_learns_what_only_the_pair_says(
     assert any(line.startswith("going on from step 40") for line in lines)
     for name, value in reader.fitted().items():
         assert torch.equal(value, again.fitted()[name]), name
+    # Going on from a fitted reader (--init): one epoch keeps what it knew, where one epoch
+    # from the start has not learnt it yet.
+    saved = tmp_path / "reading.pt"
+    save(reader, saved, {"fitted_on": ["toy"]})
+    one = settings._replace(epochs=1)
+    onward = answer(fit(questions, start, one, init=saved), questions)
+    assert all(a.right for a in onward) and min(a.probability for a in onward) > 0.5
+    fresh = answer(fit(questions, start, one), questions)
+    assert min(a.probability for a in fresh if a.right) < min(a.probability for a in onward)
     # Without reading(e) the same fit cannot tell them apart.
     alone = fit(questions, start, settings._replace(read=False))
     assert not all(a.right for a in answer(alone, questions, read=False))
@@ -625,6 +634,11 @@ def test_the_standalone_fit_writes_a_reader_from_a_compressed_questions_file(
     assert fit_reading.main([str(packed), "--out", str(other), "--epochs", "1", "--seed", "3"]) == 0
     settings = torch.load(other, map_location="cpu", weights_only=True)["settings"]
     assert settings == list(FitSettings(epochs=1, seed=3))
+    # Going on from a fitted reader: the file says from which.
+    onward = tmp_path / "onward.pt"
+    argv = [str(packed), "--out", str(onward), "--epochs", "1", "--init", str(out)]
+    assert fit_reading.main(argv) == 0
+    assert torch.load(onward, map_location="cpu", weights_only=True)["init"] == str(out)
     # Without a fitted ranking it says so.
     argv = [str(packed), "--out", str(out), "--checkpoint-dir", str(tmp_path)]
     assert fit_reading.main(argv) == 2
