@@ -37,7 +37,7 @@ from bench.realistic.stories import Story
 from encoder.text.meaning import _sentence_of, embed, embed_questions, sentence_spans
 from encoder.text.ranking import probabilities
 from encoder.text.ranking import read as read_ranking
-from encoder.text.reading import FILE, TOP, candidate_sentences, save
+from encoder.text.reading import FILE, TOP, candidate_sentences, lineage, save
 from encoder.training.reading import (
     START_MODE,
     Answered,
@@ -167,7 +167,7 @@ def fit_reading(args: argparse.Namespace, settings: ServiceSettings) -> int:
         "mode": START_MODE,
         "settings": list(fitted),
     }
-    save(reader, out, about | ({"init": str(args.init)} if args.init else {}))
+    save(reader, out, about | (lineage(args.init) if args.init else {}))
     log(f"wrote {out}")
     return 0
 

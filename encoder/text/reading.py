@@ -210,6 +210,13 @@ def read_fitted(path: Path) -> tuple[dict[str, torch.Tensor], int]:
     return {k: v.float() for k, v in kept["tensors"].items()}, int(kept["rank"])
 
 
+def lineage(init: Path) -> dict[str, object]:
+    """What a reader fitted on from `init` keeps of where it started: the file and the sets
+    that reader was fitted on."""
+    kept = torch.load(init, map_location="cpu", weights_only=True)
+    return {"init": str(init), "init_fitted_on": list(kept.get("fitted_on", []))}
+
+
 def load(path: Path) -> PairReader:
     """A reader from its file, on the sentence model's base (CPU, eval mode), its token
     embeddings the sentence model's own (`base_model`): for serving, not for fitting."""

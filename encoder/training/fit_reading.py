@@ -26,7 +26,7 @@ from pathlib import Path
 from encoder.model.checkpoint import CHECKPOINT_DIR
 from encoder.text.meaning import MODEL_FOLDER_VARIABLE
 from encoder.text.ranking import read as read_ranking
-from encoder.text.reading import save
+from encoder.text.reading import lineage, save
 from encoder.training.reading import DEFAULTS, START_MODE, fit, read_questions
 
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     sets = list(dict.fromkeys(q.group for q in questions))
     about: dict[str, object] = {"fitted_on": sets, "mode": START_MODE, "settings": list(settings)}
-    save(reader, args.out, about | ({"init": str(args.init)} if args.init else {}))
+    save(reader, args.out, about | (lineage(args.init) if args.init else {}))
     print(f"fitted in {time.perf_counter() - began:.0f} s; wrote {args.out}", flush=True)
     return 0
 

@@ -638,7 +638,8 @@ def test_the_standalone_fit_writes_a_reader_from_a_compressed_questions_file(
     onward = tmp_path / "onward.pt"
     argv = [str(packed), "--out", str(onward), "--epochs", "1", "--init", str(out)]
     assert fit_reading.main(argv) == 0
-    assert torch.load(onward, map_location="cpu", weights_only=True)["init"] == str(out)
+    about = torch.load(onward, map_location="cpu", weights_only=True)
+    assert about["init"] == str(out) and about["init_fitted_on"] == ["toy"]
     # Without a fitted ranking it says so.
     argv = [str(packed), "--out", str(out), "--checkpoint-dir", str(tmp_path)]
     assert fit_reading.main(argv) == 2
