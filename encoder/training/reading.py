@@ -11,7 +11,7 @@ the story sets), so the fit itself needs only torch and the sentence model
 6 s a step of BATCH questions on 2 threads: 77 minutes for 6,067 questions over 2 epochs; the
 900 steps of 4,789 questions took 86 s on an H200). A fit
 keeps its state every CHECKPOINT_EVERY steps and goes on from it when started again with the
-same file and settings.
+same file, settings and start (--init).
 """
 
 from __future__ import annotations
@@ -211,9 +211,13 @@ def fit(
         optimiser, lambda i: min(1.0, (i + 1) / WARMUP) * max(0.0, 1.0 - i / steps)
     )
     done = 0
+    begun_from = None if init is None else str(init)
     if state is not None and state.is_file():
         kept = torch.load(state, map_location=device, weights_only=True)
-        if kept["settings"] == list(settings) and kept["questions"] == len(told):
+        # A state goes on only the fit that began it: the same recipe, questions and start
+        # (a fit from --init must not take up one begun from the ranking's weights).
+        same = kept["settings"] == list(settings) and kept["questions"] == len(told)
+        if same and kept.get("init") == begun_from:
             reader.load_state_dict(kept["fitted"], strict=False)
             optimiser.load_state_dict(kept["optimiser"])
             schedule.load_state_dict(kept["schedule"])
@@ -243,6 +247,7 @@ def fit(
                         {
                             "settings": list(settings),
                             "questions": len(told),
+                            "init": begun_from,
                             "step": step,
                             "fitted": reader.fitted(),
                             "optimiser": optimiser.state_dict(),

@@ -206,6 +206,10 @@ def test_the_fit_learns_what_only_the_pair_says(
     assert all(a.right for a in onward) and min(a.probability for a in onward) > 0.5
     fresh = answer(fit(questions, start, one), questions)
     assert min(a.probability for a in fresh if a.right) < min(a.probability for a in onward)
+    # A state begun from the ranking's weights is not taken up by a fit from a reader.
+    lines.clear()
+    fit(questions, start, settings, state=state, progress=lines.append, init=saved)
+    assert not any(line.startswith("going on") for line in lines) and lines
     # Without reading(e) the same fit cannot tell them apart.
     alone = fit(questions, start, settings._replace(read=False))
     assert not all(a.right for a in answer(alone, questions, read=False))
