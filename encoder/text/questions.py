@@ -169,6 +169,22 @@ def _bare_subject_length(words: list[str]) -> int:
     return 1 if len(words) > 1 else 0
 
 
+def _bare_subject_before_be(words: list[str]) -> int:
+    """After a modal, a bare noun phrase running on to its "be" or "have" and the participle
+    after it ("will young char be raised", "will fish be released"): its length, 0 when
+    there is none ("will be named", "will soon be named", "will lead the team")."""
+    for j, word in enumerate(words[: MAX_NOUN_WORDS + 1]):
+        if word.lower() in ("be", "have"):
+            after = _word_after(words, j)
+            return j if j and (_participle(after) or after.lower() == "been") else 0
+        low = word.lower()
+        if not (word.isalpha() and word.islower()) or low in _NOT_IN_SUBJECT | _VERB_FORMS:
+            return 0
+        if _is_adverb(word) or low in _AFTER_VERB:
+            return 0
+    return 0
+
+
 def _word_after(words: list[str], j: int) -> str:
     """The word after words[j], "" at the end."""
     return words[j + 1] if j + 1 < len(words) else ""
@@ -402,7 +418,7 @@ def _owned_length(words: list[str]) -> int:
 # Nouns that say no more than "the answer" does: dropped ("Which person drove Anna home?").
 _GENERIC_NOUNS = _words("person people one man woman men women someone somebody")
 # Words that end the wh-phrase's noun phrase: the verb's adverbs.
-_ADVERBS = _words("twice once also then later first last again still never already just now")
+_ADVERBS = _words("twice once also then later first last again still never already just now soon")
 # Nouns in -ly a question's subject may hold; any other word in -ly of six letters or more is
 # an adverb ("currently", "formerly", "jointly"): no list of them is complete.
 _LY_NOUNS = _words("family assembly supply rally monopoly anomaly butterfly reply bully homily")
@@ -444,8 +460,8 @@ def _noun_phrase_length(words: list[str]) -> int:
         if low in _DETERMINERS:  # "Which polling firm forecast the result": the verb's object
             n = n - 1 if n > 1 else 0
             break
-        if not _is_noun_word(word) or low in _VERB_FORMS or low in _ADVERBS:
-            break
+        if not _is_noun_word(word) or low in _VERB_FORMS or (low in _ADVERBS and word == low):
+            break  # not "First" of "Which First Nation"
         if low == "of" and n and n + 2 <= MAX_NOUN_WORDS and n + 1 < len(words):
             after = words[n + 1]
             if _is_noun_word(after) and after.lower() not in _DETERMINERS | _VERB_FORMS:
@@ -460,9 +476,14 @@ def _noun_phrase_length(words: list[str]) -> int:
     return n if 0 < n <= MAX_NOUN_WORDS and n < len(words) else 0
 
 
+_INITIALS = re.compile(r"(?:[A-Z]\.){2,}")
+
+
 def _is_noun_word(word: str) -> bool:
     """A word of a wh-phrase's noun: a plain word, a hyphenated one ("state-owned operator",
-    "start-up") or a plural possessive ("pilots' union")."""
+    "start-up"), a plural possessive ("pilots' union") or initials ("U.S. retailer")."""
+    if _INITIALS.fullmatch(word):
+        return True
     parts = word.split("-")
     if len(parts) > 1 and all(p.isalpha() for p in parts):
         return True
@@ -490,14 +511,16 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
         # "did police arrest", "have farmers been protesting", "will fans get"
         n = _bare_subject_length(rest[1:])
         if aux in MODALS and not _bare_plural_subject(rest[1:]):
-            return None  # "Who will lead the team?": the modal's verb, no subject between
+            n = _bare_subject_before_be(rest[1:])
+            if n == 0:
+                return None  # "Who will lead the team?": the modal's verb, no subject between
     if aux in _DO:
         n = _do_subject(rest[1:], n)
     if aux in _BE_HAVE:
         n = _be_have_subject(rest[1:], n)
         if aux in _BE and _described(rest[1:], n):
             return None  # "Who is the police officer leading the inquiry?": the answer is it
-    elif aux in MODALS:
+    elif aux in MODALS and _word_after(rest, n).lower() not in ("be", "have"):
         n = _modal_subject(rest[1:], n)
     subject, after = rest[1 : 1 + n], rest[1 + n :]
     if n == 0 or not after:
@@ -513,6 +536,12 @@ def _object_clause(answer: str, rest: list[str]) -> str | None:
         verbs = [verb]
     else:
         verbs = [rest[0], verb]
+        # "would the board have chosen", "will fish be raised": the participle after a modal's
+        # be/have (and "been"/"being") goes with the verbs, the answer after them
+        while aux in MODALS and verbs[-1].lower() in ("be", "have", "been", "being") and tail:
+            if not (_participle(tail[0]) or tail[0].lower() in ("been", "being")):
+                break
+            verbs, tail = [*verbs, tail[0]], tail[1:]
     verbs = [*adverb, *verbs] if aux in _DO else [*verbs[:-1], *adverb, verbs[-1]]
     if aux in ("did", "does") and len(tail) > 1 and tail[0].lower() in ("and", "or"):
         # "did the teenager live and train": both verbs take the tense
@@ -670,11 +699,11 @@ def _where_clause(rest: list[str], question: str) -> str:
 
 
 def _where_within(rest: list[str], question: str) -> str:
-    """A Where-question asking within a place first: "Where in China is the centre located"
-    -> "the centre is located in @placeholder in China", "Where in the city does ..." (the
-    place named stays in the question, so it is no answer); any other Where-question as
-    `_where_clause` reads it."""
-    if rest and rest[0].lower() == "in":
+    """A Where-question asking within a place first (in, at, on ...): "Where in China is the
+    centre located" -> "the centre is located in @placeholder in China", "Where at Dougga is
+    ..." (the place named stays in the question, so it is no answer); any other
+    Where-question as `_where_clause` reads it."""
+    if rest and rest[0].lower() in _WITHIN:
         verb = next((i for i, w in enumerate(rest) if w.lower() in AUXILIARIES), 0)
         if 1 < verb <= MAX_WITHIN_WORDS + 1 and verb < len(rest) - 1:
             return " ".join([_where_clause(rest[verb:], question), *rest[:verb]])
@@ -682,6 +711,7 @@ def _where_within(rest: list[str], question: str) -> str:
 
 
 MAX_WITHIN_WORDS = 4
+_WITHIN = _words("in at on within inside")  # "Where at Dougga is ...", "Where on the island ..."
 
 
 _BE = _words("is are was were")
@@ -700,6 +730,12 @@ def _lead_and_words(question: str) -> tuple[list[str], list[str]]:
     the deal?") and a phrase before the wh-word ("Apart from Oslo, where ...")."""
     words = _CLAUSE_COMMA.sub(" , ", question.strip().rstrip("?")).split()
     lead: list[str] = []
+    if words[:2] == ["Where", ","] and "," in words[2 : MAX_LEAD_WORDS + 3]:
+        # "Where, besides Dubai, does ...": the phrase between the commas read as one before
+        # the wh-word ("Besides Dubai, where does ..."); after "Who," it stays beside the
+        # answer ("Who, an outside researcher, said ...")
+        comma = words.index(",", 2)
+        words = [*words[2:comma], ",", words[0], *words[comma + 1 :]]
     if words and not _opens_question(words, 0) and "," in words[: MAX_LEAD_WORDS + 1]:
         comma = words.index(",")
         if comma > 0 and _opens_question(words, comma + 1):  # ", what ...": no phrase before it

@@ -185,11 +185,26 @@ from encoder.text.questions import (
             "the institution @placeholder ran a deficit last year",
         ),
         ("Which of the companies won the contract?", "the company @placeholder won the contract"),
+        # A noun's capitalised words and initials
+        (
+            "Which First Nation complained that it had not been consulted?",
+            "the First Nation @placeholder complained that it had not been consulted",
+        ),
+        ("Which U.S. retailer sells the most?", "the U.S. retailer @placeholder sells the most"),
         ("Which of them won?", "@placeholder won"),
         # A phrase before the wh-word follows the statement, its names kept in the question.
         (
             "Apart from Fort William, where does the Highland Institute have a campus?",
             "the Highland Institute has a campus in @placeholder, apart from Fort William",
+        ),
+        # ... and a phrase between commas after Where ("Where, besides Dubai, ...") is read so.
+        (
+            "Where, besides Dubai, does the airline fly?",
+            "the airline flies in @placeholder, besides Dubai",
+        ),
+        (
+            "Who, an outside researcher, said the test works?",
+            "@placeholder, an outside researcher, said the test works",
         ),
         (
             "After the vote, in which city did the party meet?",
@@ -219,7 +234,19 @@ from encoder.text.questions import (
             "In which city will fund members be briefed?",
             "fund members will be briefed in the city @placeholder",
         ),
+        (
+            "Where will young char be raised before release?",
+            "young char will be raised before release in @placeholder",
+        ),
+        ("Who will the report be sent to?", "the report will be sent to @placeholder"),
+        # A modal's be/have keeps its participle before the answer.
+        ("Who would the board have chosen?", "the board would have chosen @placeholder"),
+        (
+            "Whom will the minister be meeting on Friday?",
+            "the minister will be meeting @placeholder on Friday",
+        ),
         # A modal's own verb: the answer is its subject.
+        ("Who will soon be named chief?", "@placeholder will soon be named chief"),
         ("Who will become prime minister?", "@placeholder will become prime minister"),
         ("Who will lead the team?", "@placeholder will lead the team"),
         ("Who should pay for the repairs?", "@placeholder should pay for the repairs"),
@@ -245,6 +272,14 @@ from encoder.text.questions import (
         (
             "Where in China is the conservation centre located?",
             "the conservation centre is located in @placeholder in China",
+        ),
+        (
+            "Where at Dougga is the theatre being restored?",
+            "the theatre is being restored in @placeholder at Dougga",
+        ),
+        (
+            "Where on the island will the port be built?",
+            "the port will be built in @placeholder on the island",
         ),
         (
             "Where in the city does the rider work?",
