@@ -104,6 +104,10 @@ SETS = (
     "test74",
     "test75",
     "test76",
+    "test77",
+    "test78",
+    "test79",
+    "test80",
     "train1",
     "train2",
     "train3",
@@ -124,6 +128,10 @@ FROZEN = (
     "test74",
     "test75",
     "test76",
+    "test77",
+    "test78",
+    "test79",
+    "test80",
 )
 
 
