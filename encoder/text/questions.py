@@ -221,6 +221,9 @@ def _of_phrase(words: list[str], j: int) -> int:
     return end - j if end > j + 1 else 0
 
 
+_ATTRIBUTIVE = _words("former late outgoing incoming current acting interim would-be so-called")
+
+
 def _runs_on_to(words: list[str], ends: Callable[[str, str], bool], over_of: bool = False) -> int:
     """Where a determiner and its noun (`words` starts "the old ...") run on, over plain words,
     to the first word `ends` accepts (given the word after it, "" at the end): its index ("the
@@ -229,7 +232,8 @@ def _runs_on_to(words: list[str], ends: Callable[[str, str], bool], over_of: boo
     of the arts funding body") unless only a preposition follows it ("the photographer of the
     winch sailing on")."""
     if len(words) > 2 and words[0].lower() in _DETERMINERS:
-        j, crossed = 2, False
+        # "the former paving company owner": a word only ever before a noun is none
+        j, crossed = 3 if words[1].lower() in _ATTRIBUTIVE else 2, False
         while j < len(words):
             if over_of and (skip := _of_phrase(words, j)):
                 j, crossed = j + skip, True
@@ -332,6 +336,13 @@ _TAKES_NO_OBJECT = _words(
 )
 
 
+_ADVERBIAL = (
+    PREPOSITIONS
+    | _CONJUNCTIONS
+    | _words("to today tomorrow tonight yesterday now next this soon again instead there here as")
+)
+
+
 def _described(words: list[str], n: int) -> bool:
     """After "is"/"was", whether a determiner's noun and the participle after it describe the
     answer ("is the police officer leading the inquiry", "is the analyst quoted about the
@@ -346,7 +357,9 @@ def _described(words: list[str], n: int) -> bool:
     passive = not participle.endswith("ing")
     if after and participle in _TAKES_NO_OBJECT and after[0].lower() in PREPOSITIONS:
         return True  # "is the lawyer acting for the owners": no object for the answer to be
-    return passive or bool(after and after[0].lower() in _DETERMINERS)
+    # ... or anything but an adverbial after it: "is the former owner standing trial", "is
+    # the analyst leading talks" (not "is the minister meeting today", "... meeting on Friday")
+    return passive or bool(after and after[0].isalpha() and after[0].lower() not in _ADVERBIAL)
 
 
 def _participle(word: str) -> bool:
@@ -361,7 +374,11 @@ def _be_have_subject(words: list[str], n: int) -> int:
     follows: then be/have is the main verb ("Who is the president of France?")."""
     if n and n < len(words) and _participle(words[n]):
         after = _word_after(words, n)
-        if n != 2 or words[0].lower() not in _DETERMINERS or _verb_participle(words[n], after):
+        if n != 2:
+            return n
+        if words[0].lower() not in _DETERMINERS or (
+            _verb_participle(words[n], after) and words[1].lower() not in _ATTRIBUTIVE
+        ):
             return n
     if n != 2:
         return 0

@@ -173,6 +173,19 @@ from encoder.text.questions import (
             "the company is paying the fine for @placeholder",
         ),
         ("Who is the union meeting today?", "the union is meeting @placeholder today"),
+        ("Who is the union urging to strike?", "the union is urging @placeholder to strike"),
+        # ... and so does one with any object ("facing removal"), the noun's own -ing word
+        # ("housing minister") and one after a word only ever before a noun ("former").
+        ("Who is the mayor facing removal?", "@placeholder is the mayor facing removal"),
+        ("Who is the regional housing minister?", "@placeholder is the regional housing minister"),
+        (
+            "Who is the former paving company owner standing trial?",
+            "@placeholder is the former paving company owner standing trial",
+        ),
+        (
+            "Who was the former chief executive talking to?",
+            "the former chief executive was talking to @placeholder",
+        ),
         # A name after a determiner is the subject whole, "of" and all.
         (
             "Where does the Highland Institute have a campus?",
