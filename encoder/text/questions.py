@@ -405,6 +405,8 @@ def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
     if first == "whose" and len(words) > 1:
         n = _owned_length(words[1:])
         return f"{PLACEHOLDER} 's {' '.join(words[1 : 1 + n])}", words[1 + n :]
+    if first in ("which", "what") and _asks_what_is(words):
+        return PLACEHOLDER, words[1:]  # "Which is the second company in talks?": the answer is
     if first in ("which", "what"):
         n = _noun_phrase_length(words[1:])
         if n and _POSSESSIVE.search(words[n]):  # "Which union's protesters ...": the owner
@@ -416,6 +418,14 @@ def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
 
 
 _POSSESSIVE = re.compile(r"'s$")
+
+
+def _asks_what_is(words: list[str]) -> bool:
+    """Whether a Which/What-question asks what is a determiner's noun ("Which is the larger
+    of the two unions ...?", "What was the first club to bid?")."""
+    if len(words) < 5 or words[1].lower() not in _BE or words[2].lower() not in _DETERMINERS:
+        return False
+    return _object_clause(PLACEHOLDER, words[1:]) is None  # not "What was the ship named after?"
 
 
 def _owned_length(words: list[str]) -> int:
@@ -473,6 +483,8 @@ def _noun_phrase_length(words: list[str]) -> int:
         word, low = words[n], words[n].lower()
         if _POSSESSIVE.search(word) and word[:-2].isalpha():
             n += 1  # "union's": the phrase ends in its owner; the owned noun follows
+            break
+        if low == "that" and n == 1:  # "Which body that advises UNESCO ...": its clause
             break
         if low in _DETERMINERS:  # "Which polling firm forecast the result": the verb's object
             n = n - 1 if n > 1 else 0
@@ -692,14 +704,16 @@ def asks_for(question: str) -> str | None:
     if words[0] == "where":
         return PLACE
     if words[0] in ("which", "what"):
-        n = _noun_phrase_length(words[1:])
-        noun = _POSSESSIVE.sub("", words[n]) if n else ""  # "Which company's workers ...?"
+        # "Which is the second company ...?": the noun after "is the"
+        at = 2 if _asks_what_is(words) else 0
+        n = _noun_phrase_length(words[1 + at :])
+        noun = _POSSESSIVE.sub("", words[at + n]) if n else ""  # "Which company's workers ...?"
         if noun in _PLACE_NOUNS:
             return TOWN if noun in _TOWN_NOUNS else PLACE
         if noun in ORG_NOUNS:
             return ORGANISATION
         # "Which Brazilian ...?"; not "Which prosecutor's office ...?", an office's name
-        if n and (words[n] in ROLES or is_demonym(words[n])):
+        if n and (words[at + n] in ROLES or is_demonym(words[at + n])):
             return PERSON
     return None
 

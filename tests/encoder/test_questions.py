@@ -198,6 +198,15 @@ from encoder.text.questions import (
             "the institution @placeholder ran a deficit last year",
         ),
         ("Which of the companies won the contract?", "the company @placeholder won the contract"),
+        # "Which is the ...?": the answer is the determiner's noun; a clause after the noun.
+        (
+            "Which is the larger of the two unions that called the march?",
+            "@placeholder is the larger of the two unions that called the march",
+        ),
+        (
+            "Which body that advises UNESCO will send a team?",
+            "the body @placeholder that advises UNESCO will send a team",
+        ),
         # A noun's capitalised words and initials
         (
             "Which First Nation complained that it had not been consulted?",
@@ -523,6 +532,8 @@ def test_verb_forms(verb: str, past: str, third: str) -> None:
         ("Which Taiwanese firm paid?", ORGANISATION),
         ("Which cloud did Anna see?", None),  # its noun stays in the cloze
         ("Which state miner put its talks on hold?", ORGANISATION),  # the head noun: "miner"
+        ("Which is the bank that arranged the loan?", ORGANISATION),  # its noun after "is the"
+        ("Which body that advises UNESCO will send a team?", ORGANISATION),
         ("Marcus drove @placeholder home", None),
     ],
 )
