@@ -711,6 +711,12 @@ def find_entities(text: str, *, min_count: int = 1) -> list[Entity]:
     return _group(_mentions(text), min_count)
 
 
+_HEADS = ORG_HEADS | _OF_HEADS
+# What opens a sentence before "of" and a name, no name's word: "Shares of Berbice Agro rose",
+# "Thousands of Fluvial workers", "Residents of Achumani said"
+_COUNTED = _words("shares thousands hundreds dozens millions tens scores residents")
+
+
 def _mentions(text: str) -> list[tuple[int, str, bool]]:
     """(token index, surface, at a sentence start) of every name piece, in order."""
     tokens = _tokens(text)
@@ -728,10 +734,15 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
         initial = a in starts
         alias = " " not in surface and surface.lower() in surnames
         place = low in _PLACE_OPENERS and b - a > 1  # "New Zealand", "South Korea"
-        common = low in _NOT_NAMES or low in lower_seen or low in _CALENDAR
+        common = low in _NOT_NAMES or low in lower_seen or low in _CALENDAR or low in _COUNTED
         # "Hospital Universitario La Marina said ...": an institution's head word opening a
         # name of three words or more is its first word, not an ordinary word before it
         institution = low in ORG_HEADS and b - a >= 3
+        # "Marine Department Sabah said ...": a word before an institution's head word is its
+        # name's ("Yesterday" is in no name: _NOT_NAMES)
+        institution = institution or (
+            b - a >= 2 and low not in _NOT_NAMES and tokens[a + 1].text.lower() in _HEADS
+        )
         opener = initial and not alias and not place and not institution
         role = opener and _role_opener(tokens, a, b)
         if opener and (common or role):

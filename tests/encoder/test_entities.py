@@ -308,3 +308,13 @@ def test_an_institutions_head_word_opening_a_sentence_is_part_of_its_name() -> N
         "Police Chief Ana Ruiz agreed."
     )
     assert names(text) == ["Hospital Universitario La Marina", "Ana Ruiz"]
+
+
+def test_a_word_before_an_institutions_head_opening_a_sentence_is_part_of_its_name() -> None:
+    text = "The marine park is closed. Marine Department Sabah director Norhayati Osman said so."
+    assert names(text) == ["Marine Department Sabah", "Norhayati Osman"]
+
+
+def test_a_count_opening_a_sentence_before_of_is_no_name() -> None:
+    text = "Shares of Berbice Agro rose. Thousands of Fluvial fans sang. Friends of Marlow agreed."
+    assert names(text) == ["Berbice Agro", "Fluvial", "Friends of Marlow"]
