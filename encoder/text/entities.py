@@ -714,6 +714,10 @@ def find_entities(text: str, *, min_count: int = 1) -> list[Entity]:
 _HEADS = ORG_HEADS | _OF_HEADS
 # What opens a sentence before "of" and a name, no name's word: "Shares of Berbice Agro rose",
 # "Thousands of Fluvial workers", "Residents of Achumani said"
+_NUMBERS = _words(
+    "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
+    "fifty sixty seventy eighty ninety hundred thousand million billion dozen"
+)
 _COUNTED = _words("shares thousands hundreds dozens millions tens scores residents")
 
 
@@ -772,8 +776,8 @@ def _mentions(text: str) -> list[tuple[int, str, bool]]:
             if _is_acronym(word):
                 if shouting.get(a, False):
                     continue
-            elif words[0] in _NOT_NAMES or words[0] in lower_seen:
-                continue
+            elif words[0] in _NOT_NAMES or words[0] in lower_seen or words[0] in _NUMBERS:
+                continue  # "Six passengers ...": a number alone is no name
             # "Kenya's ...", "Morocco, Spain and Portugal": a name even at a sentence start.
             initial = initial and not _named_by_context(tokens, b)
         found.append((a, surface, initial))
