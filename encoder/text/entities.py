@@ -714,11 +714,12 @@ def find_entities(text: str, *, min_count: int = 1) -> list[Entity]:
 _HEADS = ORG_HEADS | _OF_HEADS
 # What opens a sentence before "of" and a name, no name's word: "Shares of Berbice Agro rose",
 # "Thousands of Fluvial workers", "Residents of Achumani said"
+_COUNTED = _words("shares thousands hundreds dozens millions tens scores residents")
+# A number alone is no name ("Six passengers ..."; "Three Gorges Dam" is more than one word)
 _NUMBERS = _words(
     "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
     "fifty sixty seventy eighty ninety hundred thousand million billion dozen"
 )
-_COUNTED = _words("shares thousands hundreds dozens millions tens scores residents")
 
 
 def _mentions(text: str) -> list[tuple[int, str, bool]]:

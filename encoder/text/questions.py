@@ -406,7 +406,7 @@ def _wh_phrase(words: list[str]) -> tuple[str, list[str]] | None:
         n = _owned_length(words[1:])
         return f"{PLACEHOLDER} 's {' '.join(words[1 : 1 + n])}", words[1 + n :]
     if first in ("which", "what") and _asks_what_is(words):
-        return PLACEHOLDER, words[1:]  # "Which is the second company in talks?": the answer is
+        return PLACEHOLDER, words[1:]  # "Which is the larger of the two ...?": its subject
     if first in ("which", "what"):
         n = _noun_phrase_length(words[1:])
         if n and _POSSESSIVE.search(words[n]):  # "Which union's protesters ...": the owner
