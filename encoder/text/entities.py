@@ -542,6 +542,7 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
     k, piece_start = 0, 0
     while k < len(words):
         title_end = _title_end(words, k)
+        title_end = title_end if title_end > k else _office_before_name(words, k) or k
         # A title only where a name follows it ("King Abdullah"), not "Mervyn King"; a run
         # that ends in a title that is never a surname drops it ("Yesterday Dr").
         follows = title_end < len(words) and words[title_end] != "."
@@ -586,6 +587,22 @@ def _pieces(tokens: Sequence[_Token], span: tuple[int, int]) -> list[tuple[int, 
         if a < b:
             trimmed.append((a, b))
     return trimmed
+
+
+# Offices that are a title only before a name: "Auditor-General Julie Hannaford"; alone they
+# are the office ("The Auditor-General said", "Office of the Public Auditor").
+_OFFICES_BEFORE_NAMES = _words("auditor")
+
+
+def _office_before_name(words: Sequence[str], k: int) -> int:
+    """End of such an office ("auditor", "auditor-general") at words[k] with a name after it,
+    else 0."""
+    if words[k] not in _OFFICES_BEFORE_NAMES:
+        return 0
+    j = k + 1
+    while j < len(words) and words[j] in ("-", "general"):
+        j += 1
+    return j if j < len(words) and words[j].isalpha() else 0
 
 
 _GIVEN_NAME = 0.5  # a person's probability a given name after a nationality reaches

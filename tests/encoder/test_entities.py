@@ -321,3 +321,9 @@ def test_a_count_opening_a_sentence_is_no_name() -> None:
         "Six passengers swam."
     )
     assert names(text) == ["Berbice Agro", "Fluvial", "Friends of Marlow"]
+
+
+def test_an_office_before_a_name_is_its_title_and_alone_the_office() -> None:
+    text = "She asked Auditor-General Julie Hannaford to act. The Auditor-General said no."
+    assert names(text) == ["Julie Hannaford", "Auditor-General"]
+    assert names("The Office of the Public Auditor said so.") == ["Office of the Public Auditor"]
