@@ -694,7 +694,8 @@ def asks_for(question: str) -> str | None:
     bank @placeholder ...")."""
     if PLACEHOLDER in question:
         return None
-    words = [w.lower() for w in _question_words(question)]
+    cased = _question_words(question)  # as to_cloze reads it: names by their capitals
+    words = [w.lower() for w in cased]
     if not words:
         return None
     if words[0] in ("who", "whom") and _asks_for_person(words):
@@ -705,7 +706,7 @@ def asks_for(question: str) -> str | None:
         return PLACE
     if words[0] in ("which", "what"):
         # "Which is the second company ...?": the noun after "is the"
-        at = 2 if _asks_what_is(words) else 0
+        at = 2 if _asks_what_is(cased) else 0
         n = _noun_phrase_length(words[1 + at :])
         noun = _POSSESSIVE.sub("", words[at + n]) if n else ""  # "Which company's workers ...?"
         if noun in _PLACE_NOUNS:
